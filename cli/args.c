@@ -1,0 +1,172 @@
+/*
+ * args.c — shared parsing and error reporting for the subcommands. Every message is one
+ * line that names the option or file and what was wrong with it.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "args.h"
+
+static void vprint_error(const char *fmt, va_list ap) {
+    fputs("fastconv: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+int cli_fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vprint_error(fmt, ap);
+    va_end(ap);
+    return CLI_EXIT_FAILURE;
+}
+
+int cli_usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vprint_error(fmt, ap);
+    va_end(ap);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_parse_int(const char *option, const char *s, int64_t min, int64_t max, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || isspace((unsigned char)*s) || errno == ERANGE) {
+        cli_usage_error("%s: '%s' is not an integer", option, s);
+        return -1;
+    }
+    if (v < min || v > max) {
+        cli_usage_error("%s: %lld is out of range [%lld, %lld]", option, v, (long long)min,
+                        (long long)max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_int_list(const char *option, const char *s, int64_t min, int64_t *out, int max,
+                       int *count) {
+    char buf[256];
+    if (strlen(s) >= sizeof buf) {
+        cli_usage_error("%s: value too long", option);
+        return -1;
+    }
+    strcpy(buf, s);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == max) {
+            cli_usage_error("%s: '%s' has more than %d values", option, s, max);
+            return -1;
+        }
+        if (cli_parse_int(option, tok, min, FCONV_MAX_DIM, &out[n]) != 0) return -1;
+        n++;
+    }
+    if (n == 0 || s[strlen(s) - 1] == ',' || s[0] == ',' || strstr(s, ",,")) {
+        cli_usage_error("%s: '%s' is not a comma-separated list of integers", option, s);
+        return -1;
+    }
+    *count = n;
+    return 0;
+}
+
+int cli_parse_mode(const char *s, fconv_mode *mode) {
+    if (strcmp(s, "full") == 0) *mode = FCONV_MODE_FULL;
+    else if (strcmp(s, "same") == 0) *mode = FCONV_MODE_SAME;
+    else if (strcmp(s, "valid") == 0) *mode = FCONV_MODE_VALID;
+    else {
+        cli_usage_error("--mode: unknown mode '%s' (use full, same or valid)", s);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_parse_border(const char *s, fconv_border *border, float *value) {
+    *value = 0.0f;
+    if (strcmp(s, "zero") == 0) *border = FCONV_BORDER_ZERO;
+    else if (strcmp(s, "replicate") == 0) *border = FCONV_BORDER_REPLICATE;
+    else if (strcmp(s, "reflect") == 0) *border = FCONV_BORDER_REFLECT;
+    else if (strcmp(s, "mirror") == 0) *border = FCONV_BORDER_MIRROR;
+    else if (strcmp(s, "wrap") == 0) *border = FCONV_BORDER_WRAP;
+    else if (strncmp(s, "constant=", 9) == 0) {
+        char *end;
+        errno = 0;
+        float v = strtof(s + 9, &end);
+        if (end == s + 9 || *end != '\0' || errno == ERANGE) {
+            cli_usage_error("--border: '%s' needs a number after 'constant='", s);
+            return -1;
+        }
+        *border = FCONV_BORDER_CONSTANT;
+        *value = v;
+    } else {
+        cli_usage_error("--border: unknown border '%s' (use zero, constant=V, replicate, reflect, "
+                        "mirror or wrap)",
+                        s);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_parse_algo(const char *s, fconv_algo *algo) {
+    if (fconv_algo_from_name(s, algo) == FCONV_OK) return 0;
+    char names[512] = "";
+    for (int a = 0; a < FCONV_ALGO_COUNT_; a++) {
+        fconv_algo_info info;
+        if (a != FCONV_ALGO_AUTO && fconv_algo_get_info((fconv_algo)a, &info) != FCONV_OK) continue;
+        strncat(names, names[0] ? ", " : "", sizeof names - strlen(names) - 1);
+        strncat(names, fconv_algo_name((fconv_algo)a), sizeof names - strlen(names) - 1);
+    }
+    cli_usage_error("--algo: unknown algorithm '%s' (this build has: %s)", s, names);
+    return -1;
+}
+
+int cli_parse_threads(const char *s, int *threads) {
+    int64_t v;
+    if (cli_parse_int("--threads", s, 0, 4096, &v) != 0) return -1;
+    *threads = (int)v;
+    return 0;
+}
+
+int cli_read_npy(const char *path, fconv_io_array *out) {
+    char err[512];
+    if (fconv_io_npy_read(path, out, err, sizeof err) != 0) {
+        cli_fail("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_write_npy(const char *path, const float *data, int ndim, const int64_t *shape) {
+    char err[512];
+    if (fconv_io_npy_write(path, data, ndim, shape, err, sizeof err) != 0) {
+        cli_fail("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+const char *cli_shape_string(const int64_t *shape, int ndim, char *buf, size_t len) {
+    size_t used = (size_t)snprintf(buf, len, "(");
+    for (int i = 0; i < ndim && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%lld", i ? ", " : "",
+                                 (long long)shape[i]);
+    if (used < len) snprintf(buf + used, len - used, ndim == 1 ? ",)" : ")");
+    return buf;
+}
+
+int cli_has_extension(const char *path, const char *ext) {
+    size_t n = strlen(path), e = strlen(ext);
+    return n >= e && strcasecmp(path + n - e, ext) == 0;
+}
+
+int cli_library_error(const char *what, fconv_status status) {
+    const char *msg = fconv_last_error();
+    return cli_fail("%s: %s", what, msg[0] ? msg : fconv_strerror(status));
+}

@@ -1,0 +1,56 @@
+/*
+ * args.h — what every subcommand shares: error reporting (one line on stderr, prefixed
+ * "fastconv: "), number and list parsing with exact messages, and the exit codes.
+ */
+#ifndef FCONV_CLI_ARGS_H
+#define FCONV_CLI_ARGS_H
+
+#include <stdint.h>
+
+#include "fastconv.h"
+#include "io/npy.h"
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAILURE 1 /* bad input data, I/O error, library error */
+#define CLI_EXIT_USAGE 2   /* bad command line */
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+#endif
+
+/* Print "fastconv: <message>" on stderr. Returns CLI_EXIT_FAILURE / CLI_EXIT_USAGE. */
+CLI_PRINTF(1, 2) int cli_fail(const char *fmt, ...);
+CLI_PRINTF(1, 2) int cli_usage_error(const char *fmt, ...);
+
+/* Parse a whole string as an integer in [min, max]; 0 on success, else an error printed
+ * naming the option. */
+int cli_parse_int(const char *option, const char *s, int64_t min, int64_t max, int64_t *out);
+
+/* Parse "A" or "A,B" or ... up to max comma-separated integers >= min; *count gets how many. */
+int cli_parse_int_list(const char *option, const char *s, int64_t min, int64_t *out, int max,
+                       int *count);
+
+/* Parse --mode / --border / --algo / --threads values. */
+int cli_parse_mode(const char *s, fconv_mode *mode);
+int cli_parse_border(const char *s, fconv_border *border, float *value);
+int cli_parse_algo(const char *s, fconv_algo *algo);
+int cli_parse_threads(const char *s, int *threads);
+
+/* Read a .npy file; on failure print the reader's message. 0 / -1. */
+int cli_read_npy(const char *path, fconv_io_array *out);
+
+/* Write a float32 .npy atomically; on failure print the message. 0 / -1. */
+int cli_write_npy(const char *path, const float *data, int ndim, const int64_t *shape);
+
+/* "(2, 3, 4)" — a shape for messages (static buffer per call site is not needed: writes buf). */
+const char *cli_shape_string(const int64_t *shape, int ndim, char *buf, size_t len);
+
+/* Does path end with ext (case-insensitive)? */
+int cli_has_extension(const char *path, const char *ext);
+
+/* Print the library's message for a failed call: "fastconv: <what>: <last error>". */
+int cli_library_error(const char *what, fconv_status status);
+
+#endif

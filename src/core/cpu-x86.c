@@ -1,0 +1,73 @@
+/*
+ * cpu-x86.c — which SIMD instruction sets this CPU has and the OS enables: CPUID for the
+ * feature bits, XGETBV for whether the OS saves the AVX / AVX-512 register state (a CPU
+ * bit alone is not enough). Computed once, thread-safely.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+
+static uint64_t read_xcr0(void) {
+    uint32_t eax, edx;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return ((uint64_t)edx << 32) | eax;
+}
+
+static void detect(fconv_cpu_info *c) {
+    unsigned a, b, cx, d;
+    if (!__get_cpuid(1, &a, &b, &cx, &d)) return;
+    c->sse2 = (d >> 26) & 1;
+    int osxsave = (cx >> 27) & 1;
+    c->avx = (cx >> 28) & 1;
+    c->fma = (cx >> 12) & 1;
+    if (osxsave) {
+        uint64_t xcr0 = read_xcr0();
+        c->os_avx = (xcr0 & 0x6) == 0x6;            /* XMM and YMM state */
+        c->os_avx512 = (xcr0 & 0xe6) == 0xe6;       /* + opmask, ZMM_Hi256, Hi16_ZMM */
+    }
+    if (__get_cpuid_max(0, NULL) >= 7) {
+        __cpuid_count(7, 0, a, b, cx, d);
+        c->avx2 = (b >> 5) & 1;
+        c->avx512f = (b >> 16) & 1;
+        c->avx512dq = (b >> 17) & 1;
+        c->avx512bw = (b >> 30) & 1;
+        c->avx512vl = (b >> 31) & 1;
+    }
+}
+#else
+static void detect(fconv_cpu_info *c) { (void)c; }
+#endif
+
+static fconv_cpu_info cpu_info;
+static char cpu_string[160];
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+static void init_cpu(void) {
+    detect(&cpu_info);
+    const fconv_cpu_info *c = &cpu_info;
+#if defined(__x86_64__)
+    snprintf(cpu_string, sizeof cpu_string, "x86-64%s%s%s%s%s%s%s (os: avx %s, avx-512 %s)",
+             c->sse2 ? " sse2" : "", c->avx ? " avx" : "", c->avx2 ? " avx2" : "",
+             c->fma ? " fma" : "", c->avx512f ? " avx512f" : "", c->avx512bw ? " avx512bw" : "",
+             c->avx512vl ? " avx512vl" : "", c->os_avx ? "on" : "off",
+             c->os_avx512 ? "on" : "off");
+#else
+    (void)c;
+    snprintf(cpu_string, sizeof cpu_string, "generic (no x86 SIMD)");
+#endif
+}
+
+const fconv_cpu_info *fconv_cpu(void) {
+    pthread_once(&cpu_once, init_cpu);
+    return &cpu_info;
+}
+
+const char *fconv_cpu_features(void) {
+    pthread_once(&cpu_once, init_cpu);
+    return cpu_string;
+}

@@ -1,0 +1,144 @@
+/*
+ * internal.h — what the core, the algorithms and the reference share: the plan's layout,
+ * the algorithm table entry, error reporting and checked arithmetic. Nothing here is public.
+ * Invariant: a plan that exists has passed validation, so drivers trust every field.
+ */
+#ifndef FCONV_INTERNAL_H
+#define FCONV_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fastconv.h"
+
+/* ---- error reporting (status.c) -------------------------------------------------------- */
+
+/* Record the thread's last error message (printf-style) and return status, so that
+ * validation code reads `return fconv_fail(FCONV_EINVAL, "conv2d: groups %lld ...", ...)`. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+fconv_status fconv_fail(fconv_status status, const char *fmt, ...);
+
+/* Clear the thread's last error (every public entry point does this on success). */
+void fconv_clear_error(void);
+
+/* ---- checked arithmetic ------------------------------------------------------------------ */
+
+/* *out = a * b; returns 0 on success, -1 on overflow (or a negative operand). */
+static inline int fconv_mul_i64(int64_t a, int64_t b, int64_t *out) {
+    if (a < 0 || b < 0) return -1;
+    if (a != 0 && b > INT64_MAX / a) return -1;
+    *out = a * b;
+    return 0;
+}
+
+/* ---- problem kinds and the plan ---------------------------------------------------------- */
+
+typedef enum fconv_kind {
+    FCONV_KIND_CONV2D = 0,
+    FCONV_KIND_FILTER2D = 1,
+    FCONV_KIND_CONV1D = 2
+} fconv_kind;
+
+/* Bit of fconv_algo_info.serves for a kind. */
+static inline unsigned fconv_kind_bit(fconv_kind kind) { return 1u << (unsigned)kind; }
+
+/* The name used in messages: "conv2d", "filter2d", "conv1d". */
+const char *fconv_kind_name(fconv_kind kind);
+
+/*
+ * A conv1d problem is also stored as the filter2d problem it equals (H = 1, one channel,
+ * zero border), so every filter2d algorithm serves conv1d without extra code; drivers that
+ * specialize for 1D look at plan->kind.
+ */
+struct fconv_plan {
+    fconv_kind kind;
+    fconv_conv2d_desc conv2d;     /* kind == CONV2D; defaults (0 means 1) resolved */
+    fconv_filter2d_desc filter;   /* kind == FILTER2D or CONV1D; defaults resolved */
+    fconv_conv1d_desc conv1d;     /* kind == CONV1D */
+
+    /* Output extents: conv2d P, Q; filter2d OH, OW; conv1d 1, out_n. */
+    int64_t out_h, out_w;
+    /* Where the output window starts inside the full convolution (filter/conv1d):
+     * y[i][j] = full[i + off_h][j + off_w]. */
+    int64_t off_h, off_w;
+    int64_t x_elems, w_elems, y_elems;
+
+    fconv_options options;        /* as given, with threads resolved */
+    int threads;
+    const struct fconv_algorithm *algo;
+    size_t workspace_bytes;
+    char explain[512];
+
+    float *weights;               /* plan-owned copy of the weights, or NULL */
+    float *bias;                  /* plan-owned copy of the bias, or NULL */
+    void *algo_state;             /* the algorithm's own data (pre-transformed weights) */
+};
+
+/*
+ * An algorithm: one table entry (src/algo/registry.c), one file in src/algo/.
+ * supports() says yes (FCONV_OK) or why not (FCONV_EUNSUPPORTED with a reason written to
+ * why, which starts with the algorithm's name). workspace() is exact bytes. cost() is a
+ * relative time estimate for AUTO (smaller is faster; same units for every algorithm).
+ * prepare() (optional) runs at plan time once the plan is complete, e.g. to pre-transform
+ * weights held by the plan into plan->algo_state; release() frees that state.
+ * execute() cannot fail: everything was validated at plan time and the workspace is given.
+ * w and bias are never NULL (bias: when has_bias).
+ */
+struct fconv_algorithm {
+    fconv_algo id;
+    const char *name;
+    const char *summary;
+    unsigned serves;              /* FCONV_SERVES_* bits */
+    double error_bound;           /* documented max normalized error */
+    fconv_status (*supports)(const fconv_plan *plan, char *why, size_t why_len);
+    size_t (*workspace)(const fconv_plan *plan);
+    double (*cost)(const fconv_plan *plan);
+    fconv_status (*prepare)(fconv_plan *plan);
+    void (*release)(fconv_plan *plan);
+    void (*execute)(const fconv_plan *plan, const float *x, const float *w, const float *bias,
+                    float *y, void *workspace);
+};
+
+/* The table (registry.c): every algorithm built in, indexed by nothing; NULL-terminated. */
+extern const struct fconv_algorithm *const fconv_algorithms[];
+
+/* Entry for an id, or NULL if not built in. */
+const struct fconv_algorithm *fconv_algorithm_find(fconv_algo id);
+
+/* Multiply-adds of the direct definition: conv2d N*K*P*Q*(C/G)*R*S, filter2d
+ * OH*OW*CH*KH*KW, conv1d out_n*m. A double: it feeds cost models and GFLOP/s. */
+double fconv_plan_macs(const fconv_plan *plan);
+
+/* Choose (select.c): fill plan->algo, plan->workspace_bytes and plan->explain, honouring
+ * options.algo, the workspace budget and the tolerance. */
+fconv_status fconv_select_algorithm(fconv_plan *plan);
+
+/* ---- validation (validate.c) ------------------------------------------------------------- */
+
+/* Check a descriptor, resolve its defaults into the plan, compute output extents and
+ * element counts. */
+fconv_status fconv_validate_conv2d(const fconv_conv2d_desc *desc, fconv_plan *plan);
+fconv_status fconv_validate_filter2d(const fconv_filter2d_desc *desc, fconv_plan *plan);
+fconv_status fconv_validate_conv1d(const fconv_conv1d_desc *desc, fconv_plan *plan);
+
+/* ---- memory (alloc.c) -------------------------------------------------------------------- */
+
+/* 64-byte aligned allocation; NULL on failure or size 0. Free with fconv_free_aligned. */
+void *fconv_alloc_aligned(size_t bytes);
+void fconv_free_aligned(void *p);
+
+/* Round up to a multiple of 64 (workspace sub-buffers start on cache lines). */
+static inline size_t fconv_round_up_64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* ---- CPU features (cpu-x86.c) ------------------------------------------------------------ */
+
+typedef struct fconv_cpu_info {
+    int sse2, avx, avx2, fma, avx512f, avx512bw, avx512vl, avx512dq;
+    int os_avx, os_avx512;        /* XGETBV says the OS saves the registers */
+} fconv_cpu_info;
+
+const fconv_cpu_info *fconv_cpu(void);
+
+#endif /* FCONV_INTERNAL_H */

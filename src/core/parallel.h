@@ -1,0 +1,23 @@
+/*
+ * parallel.h — the only ways fastconv runs work on several threads. Every OpenMP pragma
+ * lives in parallel.c; drivers pass a task function and a const context (NNPACK's shape).
+ */
+#ifndef FCONV_PARALLEL_H
+#define FCONV_PARALLEL_H
+
+#include <stddef.h>
+
+/* task(ctx, i) for i in [0, n), on up to `threads` threads (1: serial, in the caller).
+ * Iterations are split statically into contiguous chunks, so which thread computes an
+ * output never changes the result. Runs serially when already inside a parallel region. */
+typedef void (*fconv_task_1d)(const void *ctx, size_t i);
+void fconv_parallel_1d(int threads, size_t n, fconv_task_1d task, const void *ctx);
+
+/* task(ctx, i, j) for i in [0, ni), j in [0, nj): the ni*nj pairs are shared out as one range. */
+typedef void (*fconv_task_2d)(const void *ctx, size_t i, size_t j);
+void fconv_parallel_2d(int threads, size_t ni, size_t nj, fconv_task_2d task, const void *ctx);
+
+/* Threads used for threads == 0 (the OpenMP default; 1 without OpenMP). */
+int fconv_parallel_default_threads(void);
+
+#endif

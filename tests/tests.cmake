@@ -1,0 +1,30 @@
+# C unit tests (tests/unit, one program per area, framework: tests/unit/test.h) and the
+# Python conformance tests (tests/python, pytest against numpy/scipy), all run by ctest.
+function(fconv_add_c_test name)
+  add_executable(${name} ${ARGN})
+  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/unit
+    ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  target_link_libraries(${name} PRIVATE fastconv_static fastconv_io ${FCONV_LINK_LIBS})
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS unit)
+endfunction()
+
+fconv_add_c_test(test_api tests/unit/test_api.c)
+fconv_add_c_test(test_reference tests/unit/test_reference.c)
+fconv_add_c_test(test_io_npy tests/unit/test_io_npy.c)
+fconv_add_c_test(test_io_image tests/unit/test_io_image.c)
+
+# The README's C example must compile and run against the installed-style header.
+add_executable(example_readme tests/unit/example_readme.c)
+target_link_libraries(example_readme PRIVATE fastconv)
+add_test(NAME example_readme COMMAND example_readme)
+set_tests_properties(example_readme PROPERTIES LABELS unit)
+
+# Python conformance tests: the library through ctypes and the CLI on files.
+find_program(FCONV_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(FCONV_PYTHON3 AND FCONV_BUILD_CLI)
+  add_test(NAME conformance
+    COMMAND ${FCONV_PYTHON3} -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_SOURCE_DIR}/tests/python)
+  set_tests_properties(conformance PROPERTIES LABELS python
+    ENVIRONMENT "FASTCONV_LIB=$<TARGET_FILE:fastconv>;FASTCONV_CLI=$<TARGET_FILE:fastconv_cli>;FASTCONV_SOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}")
+endif()
