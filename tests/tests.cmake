@@ -11,6 +11,7 @@ endfunction()
 
 fconv_add_c_test(test_api tests/unit/test_api.c)
 fconv_add_c_test(test_reference tests/unit/test_reference.c)
+fconv_add_c_test(test_algorithms tests/unit/test_algorithms.c)
 fconv_add_c_test(test_io_npy tests/unit/test_io_npy.c)
 fconv_add_c_test(test_io_image tests/unit/test_io_image.c)
 
