@@ -1,0 +1,65 @@
+/*
+ * gemm-blas.c — fconv_gemm on OpenBLAS. OpenBLAS is set to one thread once (its own pool
+ * would fight ours for the cores, and calls from inside our parallel tasks would
+ * oversubscribe); fastconv parallelizes around it by splitting C into fixed tiles.
+ */
+#include <pthread.h>
+#include <stdio.h>
+
+#include <cblas.h>
+
+#include "core/parallel.h"
+#include "kernels/gemm/gemm.h"
+
+#define TILE_M 256
+#define TILE_N 512
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static char backend[128];
+
+static void init_blas(void) {
+    openblas_set_num_threads(1);
+    snprintf(backend, sizeof backend, "openblas (%s)", openblas_get_config());
+}
+
+const char *fconv_gemm_backend(void) {
+    pthread_once(&blas_once, init_blas);
+    return backend;
+}
+
+struct gemm_ctx {
+    int trans_a, trans_b, accumulate;
+    size_t m, n, k, lda, ldb, ldc, tiles_n;
+    const float *a, *b;
+    float *c;
+};
+
+static void gemm_tile_task(const void *vctx, size_t tile) {
+    const struct gemm_ctx *g = vctx;
+    size_t i0 = (tile / g->tiles_n) * TILE_M, j0 = (tile % g->tiles_n) * TILE_N;
+    size_t mt = g->m - i0 < TILE_M ? g->m - i0 : TILE_M;
+    size_t nt = g->n - j0 < TILE_N ? g->n - j0 : TILE_N;
+    const float *a = g->trans_a ? g->a + i0 : g->a + i0 * g->lda;
+    const float *b = g->trans_b ? g->b + j0 * g->ldb : g->b + j0;
+    cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans,
+                g->trans_b ? CblasTrans : CblasNoTrans, (int)mt, (int)nt, (int)g->k, 1.0f, a,
+                (int)g->lda, b, (int)g->ldb, g->accumulate ? 1.0f : 0.0f, g->c + i0 * g->ldc + j0,
+                (int)g->ldc);
+}
+
+void fconv_gemm(int threads, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                const float *a, size_t lda, const float *b, size_t ldb, int accumulate, float *c,
+                size_t ldc) {
+    if (m == 0 || n == 0) return;
+    pthread_once(&blas_once, init_blas);
+    if (k == 0) { /* BLAS scales C by beta; do the same without touching A or B */
+        if (!accumulate)
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < n; j++) c[i * ldc + j] = 0.0f;
+        return;
+    }
+    struct gemm_ctx g = {trans_a, trans_b, accumulate, m, n, k, lda, ldb, ldc,
+                         (n + TILE_N - 1) / TILE_N, a, b, c};
+    size_t tiles = ((m + TILE_M - 1) / TILE_M) * g.tiles_n;
+    fconv_parallel_1d(threads, tiles, gemm_tile_task, &g);
+}

@@ -1,0 +1,21 @@
+/*
+ * gemm.h — the single-precision matrix product every GEMM-based algorithm calls
+ * (im2col, MEC, Winograd, FFT-free lowering paths). Row-major:
+ *   C[m][n] = sum_k op(A)[m][k] * op(B)[k][n]  (+ C when accumulate)
+ * op(A) is A or A^T (trans_a), likewise B. Leading dimensions are in elements.
+ * Today it calls OpenBLAS's cblas_sgemm on tiles of C shared out on the caller's threads;
+ * the tiling does not depend on the thread count, so results are identical for any count.
+ */
+#ifndef FCONV_GEMM_H
+#define FCONV_GEMM_H
+
+#include <stddef.h>
+
+void fconv_gemm(int threads, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                const float *a, size_t lda, const float *b, size_t ldb, int accumulate, float *c,
+                size_t ldc);
+
+/* Name of the GEMM in use, for `fastconv info` ("openblas 0.3.21 ..."). */
+const char *fconv_gemm_backend(void);
+
+#endif
