@@ -12,6 +12,12 @@ endfunction()
 fconv_add_c_test(test_api tests/unit/test_api.c)
 fconv_add_c_test(test_reference tests/unit/test_reference.c)
 fconv_add_c_test(test_algorithms tests/unit/test_algorithms.c)
+# Algorithm-specific tests (transforms, factorisation, tiling edge cases): one file each.
+file(GLOB FCONV_ALGO_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tests/unit/test_algo_*.c)
+foreach(src ${FCONV_ALGO_TESTS})
+  get_filename_component(name ${src} NAME_WE)
+  fconv_add_c_test(${name} ${src})
+endforeach()
 fconv_add_c_test(test_io_npy tests/unit/test_io_npy.c)
 fconv_add_c_test(test_io_image tests/unit/test_io_image.c)
 
