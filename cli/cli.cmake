@@ -6,6 +6,7 @@ add_executable(fastconv_cli
   cli/cmd-filter.c
   cli/cmd-conv2d.c
   cli/cmd-conv1d.c
+  cli/cmd-bench.c
   cli/cmd-info.c
 )
 set_target_properties(fastconv_cli PROPERTIES OUTPUT_NAME fastconv)

@@ -8,6 +8,7 @@
 int cmd_filter(int argc, char **argv);
 int cmd_conv2d(int argc, char **argv);
 int cmd_conv1d(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 
 /* After getopt_long returned '?' or ':': print which option was wrong. Returns CLI_EXIT_USAGE. */

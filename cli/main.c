@@ -18,6 +18,7 @@ static const char main_help[] =
     "  filter   filter an image or 2D/3D .npy with built-in or .npy kernels\n"
     "  conv2d   a CNN convolution layer on .npy files (torch.nn.functional.conv2d)\n"
     "  conv1d   1D convolution of .npy signals (numpy.convolve / numpy.correlate)\n"
+    "  bench    time algorithms on a generated problem (time, GFLOP/s, memory, error)\n"
     "  info     version, build options, CPU features and algorithms\n"
     "\n"
     "`fastconv COMMAND --help` describes each; `fastconv --version` prints the version.\n";
@@ -31,6 +32,7 @@ static const struct command commands[] = {
     {"filter", cmd_filter},
     {"conv2d", cmd_conv2d},
     {"conv1d", cmd_conv1d},
+    {"bench", cmd_bench},
     {"info", cmd_info},
 };
 
@@ -61,5 +63,5 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(commands[i].name, name) == 0) return commands[i].run(argc - 1, argv + 1);
-    return cli_usage_error("unknown command '%s' (use filter, conv2d, conv1d or info; see fastconv --help)", name);
+    return cli_usage_error("unknown command '%s' (use filter, conv2d, conv1d, bench or info; see fastconv --help)", name);
 }

@@ -1,0 +1,455 @@
+/*
+ * cmd-bench.c — `fastconv bench filter|conv2d|conv1d`: time algorithms on one generated
+ * problem. For each algorithm: plan time, then R timed executions after a warm-up
+ * (median/min/max), effective GFLOP/s (2 x the direct multiply-add count / time),
+ * workspace, peak resident memory while it planned and ran, and the max normalized error
+ * against the float64 reference (on a sample of outputs when the whole would take long).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "args.h"
+#include "commands.h"
+#include "core/internal.h"
+#include "ref/conv-ref.h"
+
+/* Reference multiply-adds spent on the error check, at most; beyond it outputs are sampled. */
+#define ERROR_CHECK_MACS 3e8
+/* `--algo all` runs the reference only below this many multiply-adds. */
+#define ALL_REFERENCE_MACS 2e9
+
+static const char bench_help[] =
+    "usage: fastconv bench filter --size HxW[xC] --kernel RxS [--mode M] [--border B] [--correlate]\n"
+    "       fastconv bench conv2d --input NxCxHxW --filters KxRxS [--stride S|SH,SW]\n"
+    "                             [--pad P|PH,PW|T,L,B,R] [--dilation D|DH,DW] [--groups G] [--relu]\n"
+    "       fastconv bench conv1d --size N --kernel M [--mode M] [--correlate]\n"
+    "common options:\n"
+    "  --algo NAME|all   one algorithm, or every one that serves the problem (default auto)\n"
+    "  --threads N       threads (default 0 = all cores)\n"
+    "  --reps R          timed executions after one warm-up (default 7)\n"
+    "  --json            one JSON array of objects instead of a table\n"
+    "Data is generated (seeded uniform [-1, 1)). Planning is timed separately.\n";
+
+struct bench_args {
+    int kind;                 /* FCONV_KIND_* */
+    fconv_conv2d_desc conv2d;
+    fconv_filter2d_desc filter;
+    fconv_conv1d_desc conv1d;
+    int all;
+    fconv_algo algo;
+    int threads;
+    int reps;
+    int json;
+};
+
+struct bench_result {
+    fconv_algo algo;
+    double median_ms, min_ms, max_ms, plan_ms, gflops, error;
+    size_t workspace;
+    long long peak_rss;
+    int threads;
+};
+
+/* "AxBxC..." with exactly n positive values (or n - 1, the last defaulting to 1, when
+ * optional_last); form names the expected spelling for the message. */
+static int parse_dims(const char *option, const char *s, int64_t *out, int n, int optional_last,
+                      const char *form) {
+    int count = 0;
+    for (const char *p = s;;) {
+        const char *end = strchr(p, 'x');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char token[32];
+        if (len == 0 || len >= sizeof token || count == n)
+            return cli_usage_error("%s: '%s' is not of the form %s", option, s, form);
+        memcpy(token, p, len);
+        token[len] = '\0';
+        if (cli_parse_int(option, token, 1, FCONV_MAX_DIM, &out[count++])) return CLI_EXIT_USAGE;
+        if (!end) break;
+        p = end + 1;
+    }
+    if (optional_last && count == n - 1) out[n - 1] = 1;
+    else if (count != n) return cli_usage_error("%s: '%s' is not of the form %s", option, s, form);
+    return 0;
+}
+
+static int parse_pair(const char *option, const char *s, int64_t min, int64_t *a, int64_t *b) {
+    int64_t v[2];
+    int n;
+    if (cli_parse_int_list(option, s, min, v, 2, &n)) return -1;
+    *a = v[0];
+    *b = n == 2 ? v[1] : v[0];
+    return 0;
+}
+
+static int parse_bench_args(int argc, char **argv, struct bench_args *a) {
+    enum { OPT_SIZE = 256, OPT_KERNEL, OPT_INPUT, OPT_FILTERS, OPT_MODE, OPT_BORDER, OPT_CORRELATE,
+           OPT_STRIDE, OPT_PAD, OPT_DILATION, OPT_GROUPS, OPT_RELU, OPT_ALGO, OPT_THREADS, OPT_REPS,
+           OPT_JSON };
+    static const struct option longopts[] = {
+        {"size", required_argument, NULL, OPT_SIZE},       {"kernel", required_argument, NULL, OPT_KERNEL},
+        {"input", required_argument, NULL, OPT_INPUT},     {"filters", required_argument, NULL, OPT_FILTERS},
+        {"mode", required_argument, NULL, OPT_MODE},       {"border", required_argument, NULL, OPT_BORDER},
+        {"correlate", no_argument, NULL, OPT_CORRELATE},   {"stride", required_argument, NULL, OPT_STRIDE},
+        {"pad", required_argument, NULL, OPT_PAD},         {"dilation", required_argument, NULL, OPT_DILATION},
+        {"groups", required_argument, NULL, OPT_GROUPS},   {"relu", no_argument, NULL, OPT_RELU},
+        {"algo", required_argument, NULL, OPT_ALGO},       {"threads", required_argument, NULL, OPT_THREADS},
+        {"reps", required_argument, NULL, OPT_REPS},       {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},                  {NULL, 0, NULL, 0}};
+    memset(a, 0, sizeof *a);
+    a->reps = 7;
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        if (argc < 2) return cli_usage_error("bench: which problem? (filter, conv2d or conv1d; see fastconv bench --help)");
+        fputs(bench_help, stdout);
+        return -1;
+    }
+    const char *what = argv[1];
+    if (strcmp(what, "filter") == 0) a->kind = FCONV_KIND_FILTER2D;
+    else if (strcmp(what, "conv2d") == 0) a->kind = FCONV_KIND_CONV2D;
+    else if (strcmp(what, "conv1d") == 0) a->kind = FCONV_KIND_CONV1D;
+    else return cli_usage_error("bench: unknown problem '%s' (use filter, conv2d or conv1d)", what);
+    argc--;
+    argv++;
+
+    int have_size = 0, have_kernel = 0;
+    a->filter.mode = FCONV_MODE_SAME;
+    a->conv1d.mode = FCONV_MODE_FULL;
+    int64_t v[4], pads[4];
+    int n, c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        int k = a->kind;
+        switch (c) {
+        case OPT_SIZE:
+            if (k == FCONV_KIND_CONV2D) return cli_usage_error("bench conv2d: use --input NxCxHxW");
+            if (k == FCONV_KIND_FILTER2D) {
+                if (parse_dims("--size", optarg, v, 3, 1, "HxW[xC]")) return CLI_EXIT_USAGE;
+                a->filter.h = v[0]; a->filter.w = v[1]; a->filter.channels = v[2];
+            } else if (cli_parse_int("--size", optarg, 1, FCONV_MAX_DIM, &a->conv1d.n)) {
+                return CLI_EXIT_USAGE;
+            }
+            have_size = 1;
+            break;
+        case OPT_KERNEL:
+            if (k == FCONV_KIND_CONV2D) return cli_usage_error("bench conv2d: use --filters KxRxS");
+            if (k == FCONV_KIND_FILTER2D) {
+                if (parse_dims("--kernel", optarg, v, 2, 0, "RxS")) return CLI_EXIT_USAGE;
+                a->filter.kh = v[0]; a->filter.kw = v[1];
+            } else if (cli_parse_int("--kernel", optarg, 1, FCONV_MAX_DIM, &a->conv1d.m)) {
+                return CLI_EXIT_USAGE;
+            }
+            have_kernel = 1;
+            break;
+        case OPT_INPUT:
+            if (k != FCONV_KIND_CONV2D) return cli_usage_error("bench %s: use --size", what);
+            if (parse_dims("--input", optarg, v, 4, 0, "NxCxHxW")) return CLI_EXIT_USAGE;
+            a->conv2d.n = v[0]; a->conv2d.c = v[1]; a->conv2d.h = v[2]; a->conv2d.w = v[3];
+            have_size = 1;
+            break;
+        case OPT_FILTERS:
+            if (k != FCONV_KIND_CONV2D) return cli_usage_error("bench %s: use --kernel", what);
+            if (parse_dims("--filters", optarg, v, 3, 0, "KxRxS")) return CLI_EXIT_USAGE;
+            a->conv2d.k = v[0]; a->conv2d.r = v[1]; a->conv2d.s = v[2];
+            have_kernel = 1;
+            break;
+        case OPT_MODE:
+            if (k == FCONV_KIND_CONV2D) return cli_usage_error("bench conv2d: --mode does not apply");
+            if (cli_parse_mode(optarg, k == FCONV_KIND_FILTER2D ? &a->filter.mode : &a->conv1d.mode))
+                return CLI_EXIT_USAGE;
+            break;
+        case OPT_BORDER:
+            if (k != FCONV_KIND_FILTER2D) return cli_usage_error("bench %s: --border applies to filter only", what);
+            if (cli_parse_border(optarg, &a->filter.border, &a->filter.border_value)) return CLI_EXIT_USAGE;
+            break;
+        case OPT_CORRELATE:
+            if (k == FCONV_KIND_CONV2D) return cli_usage_error("bench conv2d: already a correlation");
+            a->filter.correlate = a->conv1d.correlate = 1;
+            break;
+        case OPT_STRIDE:
+        case OPT_DILATION:
+        case OPT_PAD:
+        case OPT_GROUPS:
+        case OPT_RELU:
+            if (k != FCONV_KIND_CONV2D) return cli_usage_error("bench %s: '%s' applies to conv2d only", what, argv[optind - 1]);
+            if (c == OPT_STRIDE && parse_pair("--stride", optarg, 1, &a->conv2d.stride_h, &a->conv2d.stride_w))
+                return CLI_EXIT_USAGE;
+            if (c == OPT_DILATION &&
+                parse_pair("--dilation", optarg, 1, &a->conv2d.dilation_h, &a->conv2d.dilation_w))
+                return CLI_EXIT_USAGE;
+            if (c == OPT_PAD) {
+                if (cli_parse_int_list("--pad", optarg, 0, pads, 4, &n)) return CLI_EXIT_USAGE;
+                if (n == 3) return cli_usage_error("--pad: give 1, 2 or 4 values, not 3");
+                if (n == 1) pads[1] = pads[2] = pads[3] = pads[0];
+                if (n == 2) { pads[2] = pads[0]; pads[3] = pads[1]; }
+                a->conv2d.pad_top = pads[0]; a->conv2d.pad_left = pads[1];
+                a->conv2d.pad_bottom = pads[2]; a->conv2d.pad_right = pads[3];
+            }
+            if (c == OPT_GROUPS && cli_parse_int("--groups", optarg, 1, FCONV_MAX_DIM, &a->conv2d.groups))
+                return CLI_EXIT_USAGE;
+            if (c == OPT_RELU) a->conv2d.activation = FCONV_ACTIVATION_RELU;
+            break;
+        case OPT_ALGO:
+            if (strcmp(optarg, "all") == 0) a->all = 1;
+            else if (cli_parse_algo(optarg, &a->algo)) return CLI_EXIT_USAGE;
+            break;
+        case OPT_THREADS:
+            if (cli_parse_threads(optarg, &a->threads)) return CLI_EXIT_USAGE;
+            break;
+        case OPT_REPS: {
+            int64_t r;
+            if (cli_parse_int("--reps", optarg, 1, 100000, &r)) return CLI_EXIT_USAGE;
+            a->reps = (int)r;
+            break;
+        }
+        case OPT_JSON: a->json = 1; break;
+        case 'h': fputs(bench_help, stdout); return -1;
+        default: return cli_report_getopt_error("bench", argv, c);
+        }
+    }
+    if (optind < argc) return cli_usage_error("bench: unexpected argument '%s'", argv[optind]);
+    if (!have_size || !have_kernel)
+        return cli_usage_error("bench %s: needs %s", what,
+                               a->kind == FCONV_KIND_CONV2D ? "--input NxCxHxW and --filters KxRxS"
+                                                             : "--size and --kernel");
+    return CLI_EXIT_OK;
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* Peak RSS: reset the kernel's high-water mark, read it back after the run (Linux);
+ * elsewhere getrusage's process-wide maximum. */
+static void reset_peak_rss(void) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f) {
+        fputs("5", f);
+        fclose(f);
+    }
+}
+
+static long long peak_rss_bytes(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f) {
+        char line[256];
+        long long kb = -1;
+        while (fgets(line, sizeof line, f))
+            if (strncmp(line, "VmHWM:", 6) == 0) kb = atoll(line + 6);
+        fclose(f);
+        if (kb >= 0) return kb * 1024;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (long long)ru.ru_maxrss * 1024;
+}
+
+static int compare_double(const void *pa, const void *pb) {
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static fconv_status make_plan(const struct bench_args *a, const fconv_options *o, const float *w,
+                              const float *bias, fconv_plan **plan) {
+    if (a->kind == FCONV_KIND_CONV2D) return fconv_plan_conv2d(&a->conv2d, o, w, bias, plan);
+    if (a->kind == FCONV_KIND_FILTER2D) return fconv_plan_filter2d(&a->filter, o, w, plan);
+    return fconv_plan_conv1d(&a->conv1d, o, w, plan);
+}
+
+/* Max normalized error over all outputs, or an evenly spread sample of them. */
+static double measure_error(const fconv_plan *plan, const float *x, const float *w, const float *y) {
+    int64_t ny = fconv_plan_output_elements(plan);
+    double macs_per_output = fconv_plan_macs(plan) / (double)ny;
+    int64_t samples = (int64_t)(ERROR_CHECK_MACS / (macs_per_output > 1 ? macs_per_output : 1));
+    if (samples < 1000) samples = 1000;
+    int64_t step = samples >= ny ? 1 : ny / samples;
+    double max_err = 0.0, max_mag = 0.0;
+    for (int64_t e = 0; e < ny; e += step) {
+        double mag, ref = fconv_ref_output_at(plan, x, w, NULL, e, &mag);
+        double err = fabs((double)y[e] - ref);
+        if (!(err <= max_err)) max_err = err;
+        if (mag > max_mag) max_mag = mag;
+    }
+    return max_mag > 0 ? max_err / max_mag : max_err;
+}
+
+/* Plan and time one algorithm. 0 on success; 1 if it declined (reason in *why). */
+static int bench_one(const struct bench_args *a, fconv_algo algo, const float *x, const float *w,
+                     float *y, struct bench_result *r, char *why, size_t why_len) {
+    fconv_options o = {.algo = algo, .threads = a->threads};
+    fconv_plan *plan;
+    reset_peak_rss();
+    double t0 = now_ms();
+    fconv_status st = make_plan(a, &o, w, NULL, &plan);
+    double t1 = now_ms();
+    if (st != FCONV_OK) {
+        snprintf(why, why_len, "%s", fconv_last_error());
+        return 1;
+    }
+    size_t ws_bytes = fconv_plan_workspace_size(plan);
+    void *ws = ws_bytes ? fconv_alloc_aligned(ws_bytes) : NULL;
+    if (ws_bytes && !ws) {
+        snprintf(why, why_len, "cannot allocate its %zu-byte workspace", ws_bytes);
+        fconv_plan_destroy(plan);
+        return 1;
+    }
+    double *times = malloc((size_t)a->reps * sizeof *times);
+    fconv_execute_with_workspace(plan, x, NULL, NULL, y, ws, ws_bytes); /* warm-up */
+    for (int i = 0; i < a->reps; i++) {
+        double s = now_ms();
+        fconv_execute_with_workspace(plan, x, NULL, NULL, y, ws, ws_bytes);
+        times[i] = now_ms() - s;
+    }
+    r->peak_rss = peak_rss_bytes();
+    qsort(times, (size_t)a->reps, sizeof *times, compare_double);
+    r->algo = fconv_plan_algo(plan);
+    r->median_ms = a->reps % 2 ? times[a->reps / 2] : 0.5 * (times[a->reps / 2 - 1] + times[a->reps / 2]);
+    r->min_ms = times[0];
+    r->max_ms = times[a->reps - 1];
+    r->plan_ms = t1 - t0;
+    r->gflops = 2.0 * fconv_plan_macs(plan) / (r->median_ms * 1e6);
+    r->workspace = ws_bytes;
+    r->threads = fconv_plan_threads(plan);
+    r->error = measure_error(plan, x, w, y);
+    free(times);
+    fconv_free_aligned(ws);
+    fconv_plan_destroy(plan);
+    return 0;
+}
+
+static void describe_problem(const struct bench_args *a, char *buf, size_t n) {
+    static const char *modes[] = {"full", "same", "valid"};
+    static const char *borders[] = {"zero", "constant", "replicate", "reflect", "mirror", "wrap"};
+    if (a->kind == FCONV_KIND_CONV2D) {
+        const fconv_conv2d_desc *d = &a->conv2d;
+        snprintf(buf, n,
+                 "conv2d input %lldx%lldx%lldx%lld, filters %lldx%lldx%lld, stride %lld,%lld, pad "
+                 "%lld,%lld,%lld,%lld, dilation %lld,%lld, groups %lld%s",
+                 (long long)d->n, (long long)d->c, (long long)d->h, (long long)d->w, (long long)d->k,
+                 (long long)d->r, (long long)d->s, (long long)(d->stride_h ? d->stride_h : 1),
+                 (long long)(d->stride_w ? d->stride_w : 1), (long long)d->pad_top,
+                 (long long)d->pad_left, (long long)d->pad_bottom, (long long)d->pad_right,
+                 (long long)(d->dilation_h ? d->dilation_h : 1),
+                 (long long)(d->dilation_w ? d->dilation_w : 1), (long long)(d->groups ? d->groups : 1),
+                 d->activation ? ", relu" : "");
+    } else if (a->kind == FCONV_KIND_FILTER2D) {
+        const fconv_filter2d_desc *d = &a->filter;
+        snprintf(buf, n, "filter %lldx%lldx%lld, kernel %lldx%lld, mode %s, border %s, %s", (long long)d->h,
+                 (long long)d->w, (long long)(d->channels ? d->channels : 1), (long long)d->kh,
+                 (long long)d->kw, modes[d->mode], borders[d->border],
+                 d->correlate ? "correlation" : "convolution");
+    } else {
+        snprintf(buf, n, "conv1d n %lld, kernel %lld, mode %s, %s", (long long)a->conv1d.n,
+                 (long long)a->conv1d.m, modes[a->conv1d.mode], a->conv1d.correlate ? "correlation" : "convolution");
+    }
+}
+
+static const char *human_bytes(double b, char *buf, size_t n) {
+    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (b >= 1024 && u < 4) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", b, units[u]);
+    return buf;
+}
+
+static void print_table_row(const struct bench_result *r, const char *requested) {
+    char ws[32], rss[32], name[40];
+    if (requested) snprintf(name, sizeof name, "%s (%s)", requested, fconv_algo_name(r->algo));
+    else snprintf(name, sizeof name, "%s", fconv_algo_name(r->algo));
+    printf("%-20s %10.3f %10.3f %10.3f %9.2f %9.2f %11s %11s %9.1e\n", name, r->median_ms, r->min_ms,
+           r->max_ms, r->plan_ms, r->gflops, human_bytes((double)r->workspace, ws, sizeof ws),
+           human_bytes((double)r->peak_rss, rss, sizeof rss), r->error);
+}
+
+static void print_json_row(const struct bench_result *r, const char *requested, int first) {
+    printf("%s\n  {\"algo\": \"%s\", \"requested\": \"%s\", \"median_ms\": %.6f, \"min_ms\": %.6f, "
+           "\"max_ms\": %.6f, \"plan_ms\": %.6f, \"gflops\": %.4f, \"workspace_bytes\": %zu, "
+           "\"peak_rss_bytes\": %lld, \"error\": %.6e, \"threads\": %d}",
+           first ? "" : ",", fconv_algo_name(r->algo), requested ? requested : fconv_algo_name(r->algo),
+           r->median_ms, r->min_ms, r->max_ms, r->plan_ms, r->gflops, r->workspace, r->peak_rss,
+           r->error, r->threads);
+}
+
+int cmd_bench(int argc, char **argv) {
+    struct bench_args a;
+    int rc = parse_bench_args(argc, argv, &a);
+    if (rc != CLI_EXIT_OK) return rc < 0 ? CLI_EXIT_OK : rc;
+
+    /* Plan once with AUTO to validate the problem and learn the operand sizes. */
+    fconv_plan *probe;
+    fconv_status st = make_plan(&a, &(fconv_options){.threads = a.threads}, NULL, NULL, &probe);
+    if (st != FCONV_OK) return cli_library_error("bench", st);
+    int64_t nx = fconv_plan_input_elements(probe), nw = fconv_plan_weight_elements(probe),
+            ny = fconv_plan_output_elements(probe);
+    double macs = fconv_plan_macs(probe);
+    fconv_plan_destroy(probe);
+
+    float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w),
+          *y = malloc((size_t)ny * sizeof *y);
+    if (!x || !w || !y) {
+        free(x); free(w); free(y);
+        return cli_fail("bench: out of memory for the problem's %lld + %lld + %lld floats", (long long)nx,
+                        (long long)nw, (long long)ny);
+    }
+    uint64_t state = 12345;
+    for (int64_t i = 0; i < nx; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((double)(state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+    }
+    for (int64_t i = 0; i < nw; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        w[i] = (float)((double)(state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+    }
+
+    char problem[512];
+    describe_problem(&a, problem, sizeof problem);
+    if (!a.json) {
+        printf("problem: %s; %.3g multiply-adds; %d reps after a warm-up\n", problem, macs, a.reps);
+        printf("%-20s %10s %10s %10s %9s %9s %11s %11s %9s\n", "algo", "median ms", "min ms", "max ms",
+               "plan ms", "GFLOP/s", "workspace", "peak RSS", "error");
+    } else {
+        printf("[");
+    }
+    int first = 1, ran = 0;
+    char why[512];
+    for (int i = a.all ? 1 : 0; i < (a.all ? FCONV_ALGO_COUNT_ : 1); i++) {
+        fconv_algo algo = a.all ? (fconv_algo)i : a.algo;
+        fconv_algo_info info;
+        if (a.all && fconv_algo_get_info(algo, &info) != FCONV_OK) continue;
+        if (a.all && algo == FCONV_ALGO_REFERENCE && macs > ALL_REFERENCE_MACS) {
+            if (!a.json)
+                printf("%-20s skipped: %.2g multiply-adds would take long; ask with --algo reference\n",
+                       "reference", macs);
+            continue;
+        }
+        struct bench_result r;
+        int declined = bench_one(&a, algo, x, w, y, &r, why, sizeof why);
+        if (declined) {
+            if (a.all) {
+                if (!a.json) printf("%-20s declined: %s\n", fconv_algo_name(algo), why);
+                continue;
+            }
+            free(x); free(w); free(y);
+            if (a.json) printf("]\n");
+            return cli_fail("bench: %s", why);
+        }
+        const char *requested = algo == FCONV_ALGO_AUTO ? "auto" : NULL;
+        if (a.json) print_json_row(&r, requested, first);
+        else print_table_row(&r, requested);
+        first = 0;
+        ran++;
+    }
+    if (a.json) printf("\n]\n");
+    free(x);
+    free(w);
+    free(y);
+    return ran ? CLI_EXIT_OK : cli_fail("bench: no algorithm could run this problem");
+}
