@@ -3,6 +3,14 @@
  * not part of the public API). Reading accepts float32/float64, either byte order, C or
  * Fortran order, header versions 1.0, 2.0 and 3.0, and converts to C-order float32.
  * Everything else is refused with a one-line message, before any large allocation.
+ *
+ * Reading rules in detail: descr must be '<f4', '>f4', '<f8', '>f8' or '=f4'/'=f8' (native
+ * order); '|f4', ints, bools, complex, 'O', unicode and structured dtypes are refused, named.
+ * The header dict may list its three keys in any order, with any whitespace, single or
+ * double quotes, with or without a trailing comma; unknown or repeated keys are refused.
+ * Bytes after the array data are refused ("x.npy: 12 bytes of trailing data after the
+ * array"), so a file must be exactly header + data. Shape () gives ndim 0 and one element;
+ * a zero dimension gives 0 elements, and data is then still a valid (1-float) allocation.
  */
 #ifndef FCONV_IO_NPY_H
 #define FCONV_IO_NPY_H
