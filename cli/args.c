@@ -2,6 +2,7 @@
  * args.c — shared parsing and error reporting for the subcommands. Every message is one
  * line that names the option or file and what was wrong with it.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -9,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "args.h"
 
@@ -168,5 +171,30 @@ int cli_has_extension(const char *path, const char *ext) {
 
 int cli_library_error(const char *what, fconv_status status) {
     const char *msg = fconv_last_error();
-    return cli_fail("%s: %s", what, msg[0] ? msg : fconv_strerror(status));
+    /* The library's messages start with the problem kind ("conv2d: ..."): no prefix then. */
+    if (msg[0]) return cli_fail("%s", msg);
+    return cli_fail("%s: %s", what, fconv_strerror(status));
+}
+
+int cli_check_output_path(const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return cli_fail("%s: is a directory, not an output file", path);
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        strcpy(dir, ".");
+    } else if (slash == path) {
+        strcpy(dir, "/");
+    } else {
+        size_t n = (size_t)(slash - path);
+        if (n >= sizeof dir) return cli_fail("%s: path too long", path);
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return cli_fail("%s: directory '%s' does not exist", path, dir);
+    if (access(dir, W_OK) != 0)
+        return cli_fail("%s: directory '%s' is not writable", path, dir);
+    return 0;
 }

@@ -47,10 +47,16 @@ int cli_write_npy(const char *path, const float *data, int ndim, const int64_t *
 /* "(2, 3, 4)" — a shape for messages (static buffer per call site is not needed: writes buf). */
 const char *cli_shape_string(const int64_t *shape, int ndim, char *buf, size_t len);
 
+/* Can an output be created at path (its directory exists and is writable, and path is not a
+ * directory)? Checked before any work so a run fails before writing anything. 0, or
+ * CLI_EXIT_FAILURE with a message printed. */
+int cli_check_output_path(const char *path);
+
 /* Does path end with ext (case-insensitive)? */
 int cli_has_extension(const char *path, const char *ext);
 
-/* Print the library's message for a failed call: "fastconv: <what>: <last error>". */
+/* Print the library's message for a failed call (fconv_last_error(), which names the
+ * problem kind), or "<what>: <status string>" when it has none. Returns CLI_EXIT_FAILURE. */
 int cli_library_error(const char *what, fconv_status status);
 
 #endif

@@ -57,6 +57,7 @@ int cmd_conv1d(int argc, char **argv) {
     float *y = NULL;
     int rc = CLI_EXIT_FAILURE;
     char shape[128];
+    if (cli_check_output_path(output)) goto done;
     if (cli_read_npy(input_path, &x) || cli_read_npy(kernel_path, &k)) goto done;
     if (x.ndim != 1 || x.shape[0] == 0) {
         cli_fail("%s: conv1d needs a non-empty 1D array, got shape %s", input_path,

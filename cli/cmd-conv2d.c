@@ -146,6 +146,7 @@ int cmd_conv2d(int argc, char **argv) {
     fconv_plan *plan = NULL;
     float *y = NULL;
     rc = CLI_EXIT_FAILURE;
+    if (cli_check_output_path(a.output)) goto done;
     if (cli_read_npy(a.input, &x) || cli_read_npy(a.weights, &w) || (a.bias && cli_read_npy(a.bias, &b)))
         goto done;
     if (check_shapes(&a, &x, &w, a.bias ? &b : NULL)) goto done;

@@ -31,7 +31,8 @@ static const char filter_help[] =
     "--border B       zero (default), constant=V, replicate, reflect, mirror, wrap\n"
     "--correlate      correlate (as cv2.filter2D) instead of convolving\n"
     "--normalize      image outputs: stretch min..max to the full range instead of clamping\n"
-    "--bit-depth D    image outputs: 8 or 16 (PNG/PGM/PPM); default: the input's, else 8\n"
+    "--bit-depth D    image outputs: 8 or 16 (PNG/PGM/PPM); default: the input image's (JPEG: 8),\n"
+    "                 else 8; an image input is rescaled when the depths differ\n"
     "--algo NAME      algorithm (default auto; see `fastconv info`)\n"
     "--threads N      threads (default 0 = all cores)\n";
 
@@ -147,20 +148,31 @@ static int read_filter_input(const char *path, struct filter_input *in) {
     return 0;
 }
 
-/* Refuse outputs that cannot be written before doing any work. */
-static int check_output(const char *path, const struct filter_input *in, int bit_depth) {
+/* The bit depth an image output gets: --bit-depth, else the input image's (JPEG holds 8). */
+static int output_bit_depth(const struct filter_args *a, const struct filter_input *in, const char *path) {
+    if (a->bit_depth) return a->bit_depth;
+    if (fconv_io_format_from_path(path) == FCONV_IO_FORMAT_JPEG) return 8;
+    return in->bit_depth ? in->bit_depth : 8;
+}
+
+/* Refuse outputs that cannot be written before doing any work, so a failing run writes nothing. */
+static int check_output(const struct filter_args *a, const char *path, const struct filter_input *in) {
     fconv_io_format f = fconv_io_format_from_path(path);
     if (f == FCONV_IO_FORMAT_UNKNOWN)
         return cli_usage_error("%s: unknown output format (use .npy, .png, .jpg, .jpeg, .pgm, .ppm)", path);
+    if (cli_check_output_path(path)) return CLI_EXIT_FAILURE;
     if (f == FCONV_IO_FORMAT_NPY) return 0;
-    if (in->channels > 4)
-        return cli_fail("%s: cannot write %lld channels as an image; use .npy", path, (long long)in->channels);
-    if (f == FCONV_IO_FORMAT_JPEG && (in->channels == 2 || in->channels == 4))
-        return cli_fail("%s: JPEG cannot hold an alpha channel; use .png", path);
-    if (f == FCONV_IO_FORMAT_JPEG && bit_depth == 16)
+    int64_t ch = in->channels;
+    if (ch > 4) return cli_fail("%s: cannot write %lld channels as an image; use .npy", path, (long long)ch);
+    if ((f == FCONV_IO_FORMAT_JPEG || f == FCONV_IO_FORMAT_PNM) && (ch == 2 || ch == 4))
+        return cli_fail("%s: %s cannot hold an alpha channel; use .png", path,
+                        f == FCONV_IO_FORMAT_JPEG ? "JPEG" : "PGM/PPM");
+    if (cli_has_extension(path, ".pgm") && ch != 1)
+        return cli_fail("%s: PGM holds 1 channel (gray), the result has %lld; use .ppm or .png", path, (long long)ch);
+    if (cli_has_extension(path, ".ppm") && ch != 3)
+        return cli_fail("%s: PPM holds 3 channels (RGB), the result has %lld; use .pgm or .png", path, (long long)ch);
+    if (f == FCONV_IO_FORMAT_JPEG && output_bit_depth(a, in, path) == 16)
         return cli_fail("%s: JPEG holds 8 bits per sample; use .png for 16", path);
-    if (f == FCONV_IO_FORMAT_PNM && (in->channels == 2 || in->channels == 4))
-        return cli_fail("%s: PGM/PPM cannot hold an alpha channel; use .png", path);
     return 0;
 }
 
@@ -277,10 +289,15 @@ static int write_output(const struct filter_args *a, const struct filter_input *
         int64_t shape[3] = {oh, ow, in->channels};
         return cli_write_npy(path, y, in->ndim, shape);
     }
-    int depth = a->bit_depth ? a->bit_depth : in->bit_depth ? in->bit_depth : 8;
-    if (a->normalize)
-        normalize_range(y, oh * ow, in->channels, in->channels - (in->alpha ? 1 : 0),
-                        depth == 16 ? 65535.0f : 255.0f);
+    int depth = output_bit_depth(a, in, path);
+    float max_value = depth == 16 ? 65535.0f : 255.0f;
+    if (a->normalize) {
+        normalize_range(y, oh * ow, in->channels, in->channels - (in->alpha ? 1 : 0), max_value);
+    } else if (in->bit_depth && in->bit_depth != depth) {
+        /* An image keeps its look at another depth: 16-bit 65535 is 8-bit 255. */
+        float scale = max_value / (in->bit_depth == 16 ? 65535.0f : 255.0f);
+        for (int64_t i = 0; i < oh * ow * in->channels; i++) y[i] *= scale;
+    }
     if (fconv_io_image_write(path, y, oh, ow, (int)in->channels, depth, err, sizeof err))
         return cli_fail("%s", err), -1;
     return 0;
@@ -299,10 +316,11 @@ int cmd_filter(int argc, char **argv) {
     rc = CLI_EXIT_FAILURE;
 
     for (int i = 0; i < a.n_kernels; i++)
-        if (cli_kernel_load(a.kernels[i], &kernels[i])) goto done;
+        if ((rc = cli_kernel_load(a.kernels[i], &kernels[i])) != 0) goto done;
+    rc = CLI_EXIT_FAILURE;
     if (read_filter_input(a.input, &in)) goto done;
     for (int i = 0; i < a.n_outputs; i++) {
-        int bad = check_output(a.outputs[i], &in, a.bit_depth);
+        int bad = check_output(&a, a.outputs[i], &in);
         if (bad) {
             rc = bad;
             goto done;

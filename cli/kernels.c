@@ -90,24 +90,22 @@ int cli_kernel_load(const char *spec, cli_kernel *out) {
         if (nk->second) out->k_second = scaled_copy(find_named(nk->second));
         if (!out->k || (nk->second && !out->k_second)) {
             cli_kernel_free(out);
-            cli_fail("out of memory");
-            return -1;
+            return cli_fail("out of memory");
         }
         return 0;
     }
     if (!cli_has_extension(spec, ".npy")) {
-        cli_usage_error("-k: unknown kernel '%s' (built-in: %s; or a 2D .npy file)", spec,
-                        cli_kernel_names());
-        return -1;
+        return cli_usage_error("-k: unknown kernel '%s' (built-in: %s; or a 2D .npy file)", spec,
+                               cli_kernel_names());
     }
     fconv_io_array a;
-    if (cli_read_npy(spec, &a) != 0) return -1;
+    if (cli_read_npy(spec, &a) != 0) return CLI_EXIT_FAILURE;
     if (a.ndim != 2 || fconv_io_array_elements(&a) == 0) {
         char shape[128];
         cli_fail("%s: a kernel must be a non-empty 2D array, got shape %s", spec,
                  cli_shape_string(a.shape, a.ndim, shape, sizeof shape));
         fconv_io_array_free(&a);
-        return -1;
+        return CLI_EXIT_FAILURE;
     }
     out->kh = a.shape[0];
     out->kw = a.shape[1];

@@ -13,7 +13,8 @@ typedef struct cli_kernel {
     float *k_second;   /* NULL, or the second kernel of a magnitude pair (same size), owned */
 } cli_kernel;
 
-/* Load a built-in kernel by name, or a 2D .npy file. 0, or -1 with a message printed. */
+/* Load a built-in kernel by name, or a 2D .npy file. 0, or an exit code with a message printed:
+ * CLI_EXIT_USAGE for an unknown name, CLI_EXIT_FAILURE for a bad file. */
 int cli_kernel_load(const char *spec, cli_kernel *out);
 
 void cli_kernel_free(cli_kernel *k);

@@ -27,8 +27,8 @@
  *    plan time (and whatever it derived from them). No function keeps a pointer to caller
  *    memory after it returns.
  *  - The library never prints, never exits and never aborts on bad input.
- *  - Tensors need no particular alignment; workspaces are used as given (64-byte alignment
- *    is faster, never required).
+ *  - Tensors and workspaces need no particular alignment (the workspace size a plan reports
+ *    includes 63 bytes of slack, which the library uses to align the pointer itself).
  *  - Sizes are int64_t. Every dimension must lie in [1, FCONV_MAX_DIM] and every tensor
  *    must hold at most FCONV_MAX_ELEMENTS elements; every product is overflow-checked.
  *  - Structs and enums only grow at their end within one major version.
@@ -79,7 +79,7 @@ FCONV_API const char *fconv_strerror(fconv_status status);
 
 /**
  * The precise reason for the last failure in this thread, e.g.
- * "conv2d: pad_top 7 >= kernel extent 3". Empty string when the last call succeeded.
+ * "conv2d: groups 3 does not divide input channels 64". Empty string when the last call succeeded.
  * The string lives in thread-local storage owned by the library; it stays valid until
  * the next fastconv call in the same thread.
  */

@@ -68,7 +68,8 @@ struct fconv_plan {
     fconv_options options;        /* as given, with threads resolved */
     int threads;
     const struct fconv_algorithm *algo;
-    size_t workspace_bytes;
+    size_t algo_workspace_bytes;  /* what the algorithm uses, from a 64-byte-aligned start */
+    size_t workspace_bytes;       /* what callers must give: + 63 to align any pointer */
     char explain[512];
 
     float *weights;               /* plan-owned copy of the weights, or NULL */
@@ -111,7 +112,7 @@ const struct fconv_algorithm *fconv_algorithm_find(fconv_algo id);
  * OH*OW*CH*KH*KW, conv1d out_n*m. A double: it feeds cost models and GFLOP/s. */
 double fconv_plan_macs(const fconv_plan *plan);
 
-/* Choose (select.c): fill plan->algo, plan->workspace_bytes and plan->explain, honouring
+/* Choose (select.c): fill plan->algo, the workspace sizes and plan->explain, honouring
  * options.algo, the workspace budget and the tolerance. */
 fconv_status fconv_select_algorithm(fconv_plan *plan);
 
@@ -128,6 +129,13 @@ fconv_status fconv_validate_conv1d(const fconv_conv1d_desc *desc, fconv_plan *pl
 /* 64-byte aligned allocation; NULL on failure or size 0. Free with fconv_free_aligned. */
 void *fconv_alloc_aligned(size_t bytes);
 void fconv_free_aligned(void *p);
+
+/* The workspace a caller must pass for an algorithm using algo_bytes from a 64-byte
+ * boundary: 63 bytes more, so execute can align any pointer (the header promises that no
+ * alignment is required). */
+static inline size_t fconv_caller_workspace_bytes(size_t algo_bytes) {
+    return algo_bytes ? algo_bytes + 63 : 0;
+}
 
 /* Round up to a multiple of 64 (workspace sub-buffers start on cache lines). */
 static inline size_t fconv_round_up_64(size_t n) { return (n + 63) & ~(size_t)63; }

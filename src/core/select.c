@@ -29,15 +29,16 @@ static fconv_status check_candidate(const fconv_plan *plan, const struct fconv_a
     }
     if (a->supports(plan, why, why_len) != FCONV_OK) return FCONV_EUNSUPPORTED;
     *workspace = a->workspace(plan);
+    size_t caller_bytes = fconv_caller_workspace_bytes(*workspace);
     const fconv_options *o = &plan->options;
-    if ((o->flags & FCONV_PLAN_NO_WORKSPACE) && *workspace > 0) {
+    if ((o->flags & FCONV_PLAN_NO_WORKSPACE) && caller_bytes > 0) {
         snprintf(why, why_len, "%s needs a %zu-byte workspace and none is allowed", a->name,
-                 *workspace);
+                 caller_bytes);
         return FCONV_EUNSUPPORTED;
     }
-    if (o->max_workspace_bytes && *workspace > o->max_workspace_bytes) {
+    if (o->max_workspace_bytes && caller_bytes > o->max_workspace_bytes) {
         snprintf(why, why_len, "%s needs a %zu-byte workspace, over the budget of %zu", a->name,
-                 *workspace, o->max_workspace_bytes);
+                 caller_bytes, o->max_workspace_bytes);
         return FCONV_EUNSUPPORTED;
     }
     return FCONV_OK;
@@ -57,7 +58,8 @@ fconv_status fconv_select_algorithm(fconv_plan *plan) {
         if (check_candidate(plan, a, &workspace, why, sizeof why) != FCONV_OK)
             return fconv_fail(FCONV_EUNSUPPORTED, "%s: %s", kind, why);
         plan->algo = a;
-        plan->workspace_bytes = workspace;
+        plan->algo_workspace_bytes = workspace;
+        plan->workspace_bytes = fconv_caller_workspace_bytes(workspace);
         snprintf(plan->explain, sizeof plan->explain, "%s: requested by the caller", a->name);
         return FCONV_OK;
     }
@@ -92,7 +94,8 @@ fconv_status fconv_select_algorithm(fconv_plan *plan) {
         return fconv_fail(FCONV_EUNSUPPORTED, "%s: no algorithm fits the options%s%s", kind,
                           rejected[0] ? "; e.g. " : "", rejected);
     plan->algo = best;
-    plan->workspace_bytes = best_workspace;
+    plan->algo_workspace_bytes = best_workspace;
+    plan->workspace_bytes = fconv_caller_workspace_bytes(best_workspace);
     snprintf(plan->explain, sizeof plan->explain,
              "auto: %s has the lowest estimated time (%.3g ms) of %d candidate%s%s%s", best->name,
              best_cost * 1e3, candidates, candidates == 1 ? "" : "s",

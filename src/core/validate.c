@@ -3,6 +3,8 @@
  * names the field and its value. Resolves "0 means 1" defaults, computes output extents and
  * tensor sizes with overflow-checked arithmetic. After this, drivers trust the plan.
  */
+#include <stdio.h>
+
 #include "core/internal.h"
 
 /* A dimension that must be at least `min`. */
@@ -22,18 +24,23 @@ static fconv_status resolve_default_one(const char *kind, const char *field, int
     return check_dim(kind, field, *v, 1);
 }
 
-/* Product of up to four extents, bounded by FCONV_MAX_ELEMENTS. */
-static fconv_status count_elements(const char *kind, const char *tensor, int64_t a, int64_t b,
-                                   int64_t c, int64_t d, int64_t *out) {
-    int64_t ab, abc, abcd;
-    if (fconv_mul_i64(a, b, &ab) || fconv_mul_i64(ab, c, &abc) || fconv_mul_i64(abc, d, &abcd) ||
-        abcd > FCONV_MAX_ELEMENTS)
-        return fconv_fail(FCONV_EOVERFLOW,
-                          "%s: %s of %lld x %lld x %lld x %lld elements exceeds the limit of %lld",
-                          kind, tensor, (long long)a, (long long)b, (long long)c, (long long)d,
-                          (long long)FCONV_MAX_ELEMENTS);
-    *out = abcd;
-    return FCONV_OK;
+/* Product of ndim (<= 4) extents, bounded by FCONV_MAX_ELEMENTS. */
+static fconv_status count_elements(const char *kind, const char *tensor, int ndim,
+                                   const int64_t *dims, int64_t *out) {
+    int64_t product = 1;
+    int overflow = 0;
+    for (int i = 0; i < ndim; i++) overflow |= fconv_mul_i64(product, dims[i], &product);
+    if (!overflow && product <= FCONV_MAX_ELEMENTS) {
+        *out = product;
+        return FCONV_OK;
+    }
+    char shape[128];
+    size_t used = 0;
+    for (int i = 0; i < ndim && used < sizeof shape; i++)
+        used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%lld", i ? " x " : "",
+                                 (long long)dims[i]);
+    return fconv_fail(FCONV_EOVERFLOW, "%s: %s of %s elements exceeds the limit of %lld", kind,
+                      tensor, shape, (long long)FCONV_MAX_ELEMENTS);
 }
 
 #define TRY(expr)                                                                            \
@@ -89,9 +96,10 @@ fconv_status fconv_validate_conv2d(const fconv_conv2d_desc *desc, fconv_plan *pl
     plan->out_w = (padded_w - extent_w) / d.stride_w + 1;
     plan->off_h = plan->off_w = 0;
 
-    TRY(count_elements(K, "input", d.n, d.c, d.h, d.w, &plan->x_elems));
-    TRY(count_elements(K, "weights", d.k, d.c / d.groups, d.r, d.s, &plan->w_elems));
-    TRY(count_elements(K, "output", d.n, d.k, plan->out_h, plan->out_w, &plan->y_elems));
+    TRY(count_elements(K, "input", 4, (int64_t[]){d.n, d.c, d.h, d.w}, &plan->x_elems));
+    TRY(count_elements(K, "weights", 4, (int64_t[]){d.k, d.c / d.groups, d.r, d.s}, &plan->w_elems));
+    TRY(count_elements(K, "output", 4, (int64_t[]){d.n, d.k, plan->out_h, plan->out_w},
+                       &plan->y_elems));
     plan->kind = FCONV_KIND_CONV2D;
     plan->conv2d = d;
     return FCONV_OK;
@@ -134,9 +142,10 @@ fconv_status fconv_validate_filter2d(const fconv_filter2d_desc *desc, fconv_plan
         return fconv_fail(FCONV_EINVAL, "%s: unknown border %d", K, (int)d.border);
     TRY(filter_axis(K, "height", d.mode, d.h, d.kh, &plan->out_h, &plan->off_h));
     TRY(filter_axis(K, "width", d.mode, d.w, d.kw, &plan->out_w, &plan->off_w));
-    TRY(count_elements(K, "image", d.h, d.w, d.channels, 1, &plan->x_elems));
-    TRY(count_elements(K, "kernel", d.kh, d.kw, 1, 1, &plan->w_elems));
-    TRY(count_elements(K, "output", plan->out_h, plan->out_w, d.channels, 1, &plan->y_elems));
+    TRY(count_elements(K, "image", 3, (int64_t[]){d.h, d.w, d.channels}, &plan->x_elems));
+    TRY(count_elements(K, "kernel", 2, (int64_t[]){d.kh, d.kw}, &plan->w_elems));
+    TRY(count_elements(K, "output", 3, (int64_t[]){plan->out_h, plan->out_w, d.channels},
+                       &plan->y_elems));
     d.correlate = d.correlate != 0;
     plan->kind = FCONV_KIND_FILTER2D;
     plan->filter = d;
