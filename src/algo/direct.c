@@ -1,0 +1,78 @@
+/*
+ * direct.c — the direct algorithm's table entry: the definition computed with vectorizable
+ * row loops (direct.h), borders handled in place. Serves every problem with no workspace
+ * and no plan-time state, so plan-time and execute-time weights run the same code; each
+ * output's summation order is fixed by its position, so any thread count gives the same bits.
+ */
+#include "algo/direct.h"
+
+static fconv_status direct_supports(const fconv_plan *plan, char *why, size_t why_len) {
+    (void)plan;
+    (void)why;
+    (void)why_len;
+    return FCONV_OK;
+}
+
+static size_t direct_workspace(const fconv_plan *plan) {
+    (void)plan;
+    return 0;
+}
+
+/*
+ * Seconds: multiply-adds over the rate the row loops reach, plus a fixed cost per row
+ * correlation (tap ranges, loop set-up: about 7 ns), over the threads that have work.
+ * Fitted to single-thread CPU times of this build (-O3, baseline x86-64 so SSE2
+ * auto-vectorization and no FMA) on the 2-core Zen 5 VM; docs/algorithms/direct.md has
+ * the measurements. The rate depends on how many multiply-adds each load feeds: taps fused
+ * per pass (kernel width) and, for conv2d, four output channels per pass.
+ */
+static double direct_cost(const fconv_plan *plan) {
+    double macs = fconv_plan_macs(plan), rate, rows, tasks, border = 0.0;
+    if (plan->kind == FCONV_KIND_CONV2D) {
+        const fconv_conv2d_desc *d = &plan->conv2d;
+        int64_t kg = d->k / d->groups;
+        if (d->stride_w != 1)
+            rate = 3e9; /* strided loads, one tap per pass */
+        else if (d->s == 1)
+            rate = kg >= 4 ? 6e9 : 3e9;
+        else
+            rate = kg >= 4 ? 10e9 : 5e9;
+        rows = (double)d->n * (double)d->k * (double)plan->out_h * (double)(d->c / d->groups) *
+               (double)d->r;
+        tasks = (double)d->n * (double)d->groups * (double)((kg + 7) / 8) *
+                (double)((plan->out_h + 3) / 4);
+    } else {
+        const fconv_filter2d_desc *f = &plan->filter;
+        rate = f->kw >= 5 ? 10e9 : f->kw >= 3 ? 7e9 : 4e9;
+        rows = (double)plan->out_h * (double)f->kh;
+        tasks = (double)plan->out_h *
+                (double)((plan->out_w * f->channels + 4095) / 4096);
+        /* Non-zero borders: about 2*KW border columns per row, scalar, through the rule. */
+        if (f->border != FCONV_BORDER_ZERO)
+            border = rows * 2.0 * (double)f->kw * (double)f->kw * (double)f->channels * 1.5e-9;
+    }
+    double threads = (double)plan->threads < tasks ? (double)plan->threads : tasks;
+    if (threads < 1.0) threads = 1.0;
+    return (macs / rate + rows * 7e-9 + border) / threads + 3e-6;
+}
+
+static void direct_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias,
+                           float *y, void *workspace) {
+    (void)workspace;
+    if (plan->kind == FCONV_KIND_CONV2D)
+        fconv_direct_conv2d(plan, x, w, bias, y);
+    else
+        fconv_direct_filter(plan, x, w, y);
+}
+
+const struct fconv_algorithm fconv_algorithm_direct = {
+    .id = FCONV_ALGO_DIRECT,
+    .name = "direct",
+    .summary = "direct loops, vectorized rows, borders in place: no workspace",
+    .serves = FCONV_SERVES_CONV2D | FCONV_SERVES_FILTER2D | FCONV_SERVES_CONV1D,
+    .error_bound = 2e-6,
+    .supports = direct_supports,
+    .workspace = direct_workspace,
+    .cost = direct_cost,
+    .execute = direct_execute,
+};
