@@ -1,0 +1,457 @@
+/*
+ * winograd.c — conv2d (3x3, stride 1, dilation 1) and 3x3 filter2d by Winograd
+ * F(m x m, 3 x 3), m = 2, 4, 6: three table entries sharing one driver parametrised by the
+ * matrix set (winograd.h). Per group and block of output tiles: input transform into
+ * V[ξν][c][tile], alpha² GEMMs over channels M[ξν] = U[ξν] V[ξν], output transform + bias +
+ * ReLU into y. Invariant: tiles are grouped into blocks whose size depends only on the
+ * problem, and each block goes through the same arithmetic on whichever thread or in
+ * whichever phase runs it, so results are bit-identical for any thread count.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "algo/filter-lowering.h"
+#include "algo/winograd.h"
+#include "core/internal.h"
+#include "core/parallel.h"
+#include "kernels/gemm/gemm.h"
+
+/* The V and M of one tile block together aim at this many floats (2 MiB: larger blocks
+ * make the GEMMs wider, which measured faster up to here on Zen 5 even past its 1 MiB L2);
+ * blocks hold between one strip and WINO_MAX_BLOCK tiles. */
+#define WINO_BLOCK_TARGET_FLOATS ((size_t)1 << 19)
+#define WINO_MAX_BLOCK ((size_t)256)
+
+/* The problem in conv2d form (filter2d: the lowered, border-extended planar image) and the
+ * workspace layout:  [padded image][U][V x vm_workers][M x vm_workers][scratch x scratch_workers]. */
+struct wino_geometry {
+    const struct fconv_wino_matrices *mat;
+    int64_t m, alpha;
+    int64_t n, groups, cg, kg, h, w, out_h, out_w, pad_top, pad_left;
+    int64_t tiles_h, tiles_w;
+    size_t tiles;          /* n * tiles_h * tiles_w: the GEMM columns of all images */
+    size_t tb;             /* tiles per block: the row length of every tile-minor buffer */
+    size_t blocks, units;  /* units = groups * blocks, the independent pieces of work */
+    int64_t x_n, x_c, x_h; /* input strides (unit stride along a row) */
+    int64_t y_n, y_k, y_p, y_q;
+    int relu, block_mode;  /* block_mode: whole units per worker; else phases per unit */
+    size_t workers;        /* block mode: workers running units; phase mode: plan threads */
+    size_t padded_bytes, u_bytes, v_bytes, m_bytes, scratch_bytes, vm_workers, total;
+};
+
+static size_t round_up(size_t a, size_t b) { return (a + b - 1) / b * b; }
+
+static struct wino_geometry geometry(const fconv_plan *plan, int m) {
+    struct wino_geometry g;
+    memset(&g, 0, sizeof g);
+    g.mat = fconv_wino_matrices_for(m);
+    g.m = m;
+    g.alpha = m + 2;
+    g.out_h = plan->out_h;
+    g.out_w = plan->out_w;
+    if (plan->kind == FCONV_KIND_CONV2D) {
+        const fconv_conv2d_desc *d = &plan->conv2d;
+        g.n = d->n;
+        g.groups = d->groups;
+        g.cg = d->c / d->groups;
+        g.kg = d->k / d->groups;
+        g.h = d->h;
+        g.w = d->w;
+        g.pad_top = d->pad_top;
+        g.pad_left = d->pad_left;
+        g.x_h = d->w;
+        g.x_c = d->h * d->w;
+        g.x_n = d->c * g.x_c;
+        g.y_q = 1;
+        g.y_p = g.out_w;
+        g.y_k = g.out_h * g.out_w;
+        g.y_n = d->k * g.y_k;
+        g.relu = d->activation == FCONV_ACTIVATION_RELU;
+    } else { /* one image per channel, C = K = 1, output interleaved into y[OH][OW][CH] */
+        g.n = plan->filter.channels;
+        g.groups = g.cg = g.kg = 1;
+        g.h = fconv_filter_padded_h(plan);
+        g.w = fconv_filter_padded_w(plan);
+        g.x_h = g.w;
+        g.x_c = 0;
+        g.x_n = g.h * g.w;
+        g.y_q = plan->filter.channels;
+        g.y_p = g.out_w * g.y_q;
+        g.y_k = 0;
+        g.y_n = 1;
+        g.padded_bytes = fconv_round_up_64(fconv_filter_padded_bytes(plan));
+    }
+    g.tiles_h = (g.out_h + m - 1) / m;
+    g.tiles_w = (g.out_w + m - 1) / m;
+    g.tiles = (size_t)g.n * (size_t)g.tiles_h * (size_t)g.tiles_w;
+
+    size_t a2 = (size_t)(g.alpha * g.alpha), cg = (size_t)g.cg, kg = (size_t)g.kg;
+    size_t tb_max = WINO_BLOCK_TARGET_FLOATS / (a2 * (cg + kg));
+    tb_max = tb_max / FCONV_WINO_STRIP * FCONV_WINO_STRIP;
+    if (tb_max < FCONV_WINO_STRIP) tb_max = FCONV_WINO_STRIP;
+    if (tb_max > WINO_MAX_BLOCK) tb_max = WINO_MAX_BLOCK;
+    g.blocks = (g.tiles + tb_max - 1) / tb_max;
+    g.tb = round_up((g.tiles + g.blocks - 1) / g.blocks, FCONV_WINO_STRIP); /* balanced */
+    g.units = (size_t)g.groups * g.blocks;
+
+    /* Whole units per worker when they share out evenly enough; otherwise every phase of
+     * each unit is split across the threads. Either way the arithmetic is the same. */
+    size_t threads = plan->threads > 0 ? (size_t)plan->threads : 1;
+    g.block_mode = threads == 1 || g.units % threads == 0 || g.units >= 4 * threads;
+    g.workers = g.block_mode ? (g.units < threads ? g.units : threads) : threads;
+    g.vm_workers = g.block_mode ? g.workers : 1;
+
+    if (!plan->weights)
+        g.u_bytes = fconv_round_up_64(a2 * (size_t)g.groups * kg * cg * sizeof(float));
+    g.v_bytes = fconv_round_up_64(a2 * cg * g.tb * sizeof(float));
+    g.m_bytes = fconv_round_up_64(a2 * kg * g.tb * sizeof(float));
+    g.scratch_bytes = fconv_round_up_64(2 * a2 * g.tb * sizeof(float));
+    g.total = g.padded_bytes + g.u_bytes + g.vm_workers * (g.v_bytes + g.m_bytes) +
+              g.workers * g.scratch_bytes;
+    return g;
+}
+
+/* ---- filter transform: U[g][ξν][k][c] = (G w[g*kg + k][c] G^T)[ξ][ν] ------------------------ */
+
+struct filter_ctx {
+    const struct wino_geometry *g;
+    const float *w;
+    float *u;
+};
+
+static void filter_task(const void *vctx, size_t k) {
+    const struct filter_ctx *c = vctx;
+    const struct wino_geometry *g = c->g;
+    size_t a2 = (size_t)(g->alpha * g->alpha), cg = (size_t)g->cg, kg = (size_t)g->kg;
+    size_t group = k / kg, kk = k % kg;
+    for (size_t ch = 0; ch < cg; ch++)
+        fconv_wino_transform_filter(g->mat, c->w + (k * cg + ch) * 9,
+                                    c->u + (group * a2 * kg + kk) * cg + ch, kg * cg);
+}
+
+/* Transform all weights w into u (the layout above), on the plan's threads. */
+static void transform_weights(const fconv_plan *plan, const struct wino_geometry *g,
+                              const float *w, float *u) {
+    if (plan->kind != FCONV_KIND_CONV2D) {
+        float kc[9];
+        fconv_filter_correlation_kernel(plan, w, kc);
+        fconv_wino_transform_filter(g->mat, kc, u, 1);
+        return;
+    }
+    struct filter_ctx c = {g, w, u};
+    fconv_parallel_1d(plan->threads, (size_t)(g->groups * g->kg), filter_task, &c);
+}
+
+/* ---- the three phases of one unit (group, tile block) --------------------------------------- */
+
+struct unit_ctx {
+    const struct wino_geometry *g;
+    const float *x, *u, *bias;
+    float *y;
+    char *vm;      /* V and M of the workers (block mode) or of the unit (phase mode) */
+    char *scratch; /* one scratch_bytes region per worker */
+    size_t unit;   /* phase mode: the unit being run */
+};
+
+/* Which unit is which: its group, first tile and number of tiles. */
+static void unit_range(const struct wino_geometry *g, size_t unit, size_t *group, size_t *t0,
+                       size_t *nt) {
+    *group = unit / g->blocks;
+    *t0 = (unit % g->blocks) * g->tb;
+    *nt = g->tiles - *t0 < g->tb ? g->tiles - *t0 : g->tb;
+}
+
+/* Image, tile row and tile column of global tile t. */
+static void tile_coords(const struct wino_geometry *g, size_t t, int64_t *n, int64_t *ty,
+                        int64_t *tx) {
+    size_t per_image = (size_t)(g->tiles_h * g->tiles_w);
+    size_t r = t % per_image;
+    *n = (int64_t)(t / per_image);
+    *ty = (int64_t)(r / (size_t)g->tiles_w);
+    *tx = (int64_t)(r % (size_t)g->tiles_w);
+}
+
+/* Channel c of the unit's group: gather each tile's alpha x alpha patch (zero outside the
+ * input) tile-minor into d, transform into V[ξν][c][.]. Tiles are taken a tile-row run at a
+ * time, so that for each patch element the copy is one strided read (stride m) per run. */
+static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float *scratch,
+                          float *v) {
+    const struct wino_geometry *g = u->g;
+    size_t group, t0, nt, tb = g->tb, a = (size_t)g->alpha;
+    int64_t m = g->m;
+    unit_range(g, unit, &group, &t0, &nt);
+    size_t ncols = round_up(nt, FCONV_WINO_STRIP);
+    float *d = scratch, *tmp = scratch + a * a * tb;
+    const float *xc = u->x + (int64_t)(group * (size_t)g->cg + c) * g->x_c;
+    for (size_t t = 0; t < nt;) {
+        int64_t n, ty, tx;
+        tile_coords(g, t0 + t, &n, &ty, &tx);
+        size_t run = (size_t)(g->tiles_w - tx);
+        if (run > nt - t) run = nt - t;
+        int64_t row0 = ty * m - g->pad_top;
+        for (size_t i = 0; i < a; i++) {
+            int64_t row = row0 + (int64_t)i;
+            for (size_t j = 0; j < a; j++) {
+                float *restrict dst = d + (i * a + j) * tb + t;
+                if (row < 0 || row >= g->h) {
+                    for (size_t r = 0; r < run; r++) dst[r] = 0.0f;
+                    continue;
+                }
+                const float *restrict xr = xc + n * g->x_n + row * g->x_h;
+                /* column of tile r of the run: col0 + r*m; inside for r in [lo, hi) */
+                int64_t col0 = tx * m - g->pad_left + (int64_t)j;
+                int64_t lo = col0 >= 0 ? 0 : (-col0 + m - 1) / m;
+                int64_t hi = col0 < g->w ? (g->w - 1 - col0) / m + 1 : 0;
+                if (hi > (int64_t)run) hi = (int64_t)run;
+                if (lo > hi) lo = hi;
+                for (int64_t r = 0; r < lo; r++) dst[r] = 0.0f;
+                for (int64_t r = lo; r < hi; r++) dst[r] = xr[col0 + r * m];
+                for (int64_t r = hi; r < (int64_t)run; r++) dst[r] = 0.0f;
+            }
+        }
+        t += run;
+    }
+    for (size_t e = 0; e < a * a; e++) /* padding columns of the last strip: never written out */
+        for (size_t t = nt; t < ncols; t++) d[e * tb + t] = 0.0f;
+    g->mat->input(d, tmp, v + c * tb, (size_t)g->cg * tb, tb, ncols);
+}
+
+/* M[ξν] (kg x tiles) = U[group][ξν] (kg x cg) * V[ξν] (cg x tiles). */
+static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, const float *v, float *mm) {
+    const struct wino_geometry *g = u->g;
+    size_t group, t0, nt, tb = g->tb, cg = (size_t)g->cg, kg = (size_t)g->kg;
+    size_t a2 = (size_t)(g->alpha * g->alpha);
+    unit_range(g, unit, &group, &t0, &nt);
+    size_t ncols = round_up(nt, FCONV_WINO_STRIP);
+    const float *ux = u->u + (group * a2 + xn) * kg * cg;
+    const float *vx = v + xn * cg * tb;
+    float *mx = mm + xn * kg * tb;
+    if (cg == 1) { /* depthwise / filter2d: an outer product, no GEMM worth calling */
+        for (size_t k = 0; k < kg; k++) {
+            float s = ux[k];
+            float *restrict mk = mx + k * tb;
+            const float *restrict vk = vx;
+            for (size_t t = 0; t < ncols; t++) mk[t] = s * vk[t];
+        }
+        return;
+    }
+    fconv_gemm(1, 0, 0, kg, ncols, cg, ux, cg, vx, tb, 0, mx, tb);
+}
+
+/* Output channel k of the unit's group: A^T M A, bias, ReLU, the valid part written to y. */
+static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, float *scratch,
+                           const float *mm) {
+    const struct wino_geometry *g = u->g;
+    size_t group, t0, nt, tb = g->tb, a = (size_t)g->alpha, m = (size_t)g->m;
+    unit_range(g, unit, &group, &t0, &nt);
+    size_t ncols = round_up(nt, FCONV_WINO_STRIP);
+    float *tmp = scratch, *out = scratch + m * a * tb;
+    g->mat->output(mm + k * tb, (size_t)g->kg * tb, tmp, out, tb, ncols);
+    int64_t kk = (int64_t)(group * (size_t)g->kg + k), mi = (int64_t)m;
+    int has_bias = u->bias != NULL, relu = g->relu;
+    float b = has_bias ? u->bias[kk] : 0.0f;
+    for (size_t t = 0; t < nt;) { /* a tile-row run at a time, as in input_channel */
+        int64_t n, ty, tx;
+        tile_coords(g, t0 + t, &n, &ty, &tx);
+        size_t run = (size_t)(g->tiles_w - tx);
+        if (run > nt - t) run = nt - t;
+        for (int64_t i = 0; i < mi && ty * mi + i < g->out_h; i++) {
+            float *yrow = u->y + n * g->y_n + kk * g->y_k + (ty * mi + i) * g->y_p;
+            for (int64_t j = 0; j < mi && tx * mi + j < g->out_w; j++) {
+                int64_t q0 = tx * mi + j, hi = (g->out_w - 1 - q0) / mi + 1;
+                if (hi > (int64_t)run) hi = (int64_t)run;
+                const float *restrict src = out + (size_t)(i * mi + j) * tb + t;
+                for (int64_t r = 0; r < hi; r++) {
+                    float val = src[r];
+                    if (has_bias) val += b;
+                    if (relu && val < 0.0f) val = 0.0f; /* NaN stays NaN */
+                    yrow[(q0 + r * mi) * g->y_q] = val;
+                }
+            }
+        }
+        t += run;
+    }
+}
+
+static float *worker_scratch(const struct unit_ctx *u, size_t worker) {
+    return (float *)(u->scratch + worker * u->g->scratch_bytes);
+}
+
+/* Block mode: worker i runs its contiguous share of the units from start to end. */
+static void block_worker_task(const void *vctx, size_t worker) {
+    const struct unit_ctx *u = vctx;
+    const struct wino_geometry *g = u->g;
+    float *v = (float *)(u->vm + worker * g->v_bytes);
+    float *mm = (float *)(u->vm + g->vm_workers * g->v_bytes + worker * g->m_bytes);
+    float *scratch = worker_scratch(u, worker);
+    size_t first = worker * g->units / g->workers, last = (worker + 1) * g->units / g->workers;
+    size_t a2 = (size_t)(g->alpha * g->alpha);
+    for (size_t unit = first; unit < last; unit++) {
+        for (size_t c = 0; c < (size_t)g->cg; c++) input_channel(u, unit, c, scratch, v);
+        for (size_t xn = 0; xn < a2; xn++) multiply(u, unit, xn, v, mm);
+        for (size_t k = 0; k < (size_t)g->kg; k++) output_channel(u, unit, k, scratch, mm);
+    }
+}
+
+/* Phase mode: one unit at a time, each phase split across the workers. */
+static void input_phase_task(const void *vctx, size_t worker) {
+    const struct unit_ctx *u = vctx;
+    size_t cg = (size_t)u->g->cg, workers = u->g->workers;
+    for (size_t c = worker * cg / workers; c < (worker + 1) * cg / workers; c++)
+        input_channel(u, u->unit, c, worker_scratch(u, worker), (float *)u->vm);
+}
+
+static void multiply_phase_task(const void *vctx, size_t xn) {
+    const struct unit_ctx *u = vctx;
+    multiply(u, u->unit, xn, (const float *)u->vm, (float *)(u->vm + u->g->v_bytes));
+}
+
+static void output_phase_task(const void *vctx, size_t worker) {
+    const struct unit_ctx *u = vctx;
+    size_t kg = (size_t)u->g->kg, workers = u->g->workers;
+    for (size_t k = worker * kg / workers; k < (worker + 1) * kg / workers; k++)
+        output_channel(u, u->unit, k, worker_scratch(u, worker),
+                       (const float *)(u->vm + u->g->v_bytes));
+}
+
+static void wino_run(const fconv_plan *plan, int m, const float *x, const float *w,
+                     const float *bias, float *y, void *workspace) {
+    struct wino_geometry g = geometry(plan, m);
+    char *ws = workspace;
+    if (plan->kind != FCONV_KIND_CONV2D) {
+        fconv_filter_pad_planar(plan, x, (float *)ws);
+        x = (const float *)ws;
+        ws += g.padded_bytes;
+    }
+    const float *u = plan->algo_state;
+    if (!plan->weights) { /* weights given now: transform them into the workspace */
+        transform_weights(plan, &g, w, (float *)ws);
+        u = (const float *)ws;
+        ws += g.u_bytes;
+    }
+    struct unit_ctx ctx = {&g, x, u, bias, y, ws,
+                           ws + g.vm_workers * (g.v_bytes + g.m_bytes), 0};
+    if (g.block_mode) {
+        fconv_parallel_1d((int)g.workers, g.workers, block_worker_task, &ctx);
+        return;
+    }
+    size_t a2 = (size_t)(g.alpha * g.alpha);
+    for (size_t unit = 0; unit < g.units; unit++) {
+        ctx.unit = unit;
+        fconv_parallel_1d(plan->threads, g.workers, input_phase_task, &ctx);
+        fconv_parallel_1d(plan->threads, a2, multiply_phase_task, &ctx);
+        fconv_parallel_1d(plan->threads, g.workers, output_phase_task, &ctx);
+    }
+}
+
+/* ---- table entry functions ------------------------------------------------------------------ */
+
+static fconv_status wino_supports(const fconv_plan *plan, int m, char *why, size_t why_len) {
+    if (plan->kind == FCONV_KIND_CONV1D) {
+        snprintf(why, why_len, "winograd-%dx%d does not serve conv1d (a 1 x m kernel; it needs 3x3)",
+                 m, m);
+        return FCONV_EUNSUPPORTED;
+    }
+    if (plan->kind == FCONV_KIND_FILTER2D) {
+        if (plan->filter.kh != 3 || plan->filter.kw != 3) {
+            snprintf(why, why_len, "winograd-%dx%d needs a 3x3 kernel, got %lldx%lld", m, m,
+                     (long long)plan->filter.kh, (long long)plan->filter.kw);
+            return FCONV_EUNSUPPORTED;
+        }
+        return FCONV_OK;
+    }
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    if (d->r != 3 || d->s != 3) {
+        snprintf(why, why_len, "winograd-%dx%d needs a 3x3 kernel, got %lldx%lld", m, m,
+                 (long long)d->r, (long long)d->s);
+        return FCONV_EUNSUPPORTED;
+    }
+    if (d->stride_h != 1 || d->stride_w != 1) {
+        snprintf(why, why_len, "winograd-%dx%d needs stride 1, got %lldx%lld", m, m,
+                 (long long)d->stride_h, (long long)d->stride_w);
+        return FCONV_EUNSUPPORTED;
+    }
+    if (d->dilation_h != 1 || d->dilation_w != 1) {
+        snprintf(why, why_len, "winograd-%dx%d needs dilation 1, got %lldx%lld", m, m,
+                 (long long)d->dilation_h, (long long)d->dilation_w);
+        return FCONV_EUNSUPPORTED;
+    }
+    return FCONV_OK;
+}
+
+/* Plan-time weights: transform them once into plan->algo_state (U, the layout above). */
+static fconv_status wino_prepare(fconv_plan *plan, int m) {
+    if (!plan->weights) return FCONV_OK;
+    struct wino_geometry g = geometry(plan, m);
+    size_t bytes = (size_t)(g.alpha * g.alpha) * (size_t)(g.groups * g.kg * g.cg) * sizeof(float);
+    float *u = fconv_alloc_aligned(bytes);
+    if (!u)
+        return fconv_fail(FCONV_ENOMEM, "winograd-%dx%d: cannot allocate %zu bytes for the "
+                          "transformed weights", m, m, bytes);
+    transform_weights(plan, &g, plan->weights, u);
+    plan->algo_state = u;
+    return FCONV_OK;
+}
+
+static void wino_release(fconv_plan *plan) {
+    fconv_free_aligned(plan->algo_state);
+    plan->algo_state = NULL;
+}
+
+static size_t wino_workspace(const fconv_plan *plan, int m) { return geometry(plan, m).total; }
+
+/*
+ * Seconds, fitted to single-thread measurements on the 2-core Zen 5 VM (OpenBLAS sgemm,
+ * SSE2-vectorized transforms; 1x64x56x56 and 1x256x16x16 with 64/256 filters, all three
+ * tile sizes, within ~15%):
+ *   transforms: 1.0 ns per transformed element, alpha² (C + K) per block column;
+ *   each GEMM call (alpha² per unit): 0.6 ns per element of U (OpenBLAS packs it every
+ *   call, which is what makes narrow blocks slow) + 2 flops per multiply-add at 100 GFLOP/s;
+ *   depthwise / filter2d (one channel per group): 0.5 ns per product instead of a GEMM.
+ * Plus the filter transform when the weights come at execute time.
+ */
+static double wino_cost(const fconv_plan *plan, int m) {
+    struct wino_geometry g = geometry(plan, m);
+    double a2 = (double)(g.alpha * g.alpha), cg = (double)g.cg, kg = (double)g.kg;
+    double cols = (double)g.units * (double)g.tb; /* block columns, padding included */
+    double t = 1.0e-9 * cols * a2 * (cg + kg);
+    if (g.cg == 1)
+        t += 0.5e-9 * cols * a2 * kg;
+    else
+        t += (double)g.units * a2 * kg * cg * (0.6e-9 + 2.0 * (double)g.tb / 100e9);
+    if (!plan->weights) t += 3e-9 * a2 * (double)g.groups * kg * cg;
+    if (plan->kind != FCONV_KIND_CONV2D) t += 1e-9 * (double)(g.h * g.w * g.n); /* padding */
+    return t / plan->threads + 5e-6;
+}
+
+#define DEFINE_WINOGRAD(M, ID, BOUND, SUMMARY)                                                    \
+    static fconv_status supports_##M(const fconv_plan *p, char *why, size_t n) {                  \
+        return wino_supports(p, M, why, n);                                                       \
+    }                                                                                             \
+    static size_t workspace_##M(const fconv_plan *p) { return wino_workspace(p, M); }             \
+    static double cost_##M(const fconv_plan *p) { return wino_cost(p, M); }                       \
+    static fconv_status prepare_##M(fconv_plan *p) { return wino_prepare(p, M); }                 \
+    static void execute_##M(const fconv_plan *p, const float *x, const float *w, const float *b, \
+                            float *y, void *ws) {                                                 \
+        wino_run(p, M, x, w, b, y, ws);                                                           \
+    }                                                                                             \
+    const struct fconv_algorithm fconv_algorithm_winograd_##M##x##M = {                           \
+        .id = ID,                                                                                 \
+        .name = "winograd-" #M "x" #M,                                                            \
+        .summary = SUMMARY,                                                                       \
+        .serves = FCONV_SERVES_CONV2D | FCONV_SERVES_FILTER2D,                                    \
+        .error_bound = BOUND,                                                                     \
+        .supports = supports_##M,                                                                 \
+        .workspace = workspace_##M,                                                               \
+        .cost = cost_##M,                                                                         \
+        .prepare = prepare_##M,                                                                   \
+        .release = wino_release,                                                                  \
+        .execute = execute_##M,                                                                   \
+    };
+
+DEFINE_WINOGRAD(2, FCONV_ALGO_WINOGRAD_2X2, 1e-6,
+                "Winograd F(2x2,3x3): 2.25x fewer multiplies, 3x3 stride-1 only")
+DEFINE_WINOGRAD(4, FCONV_ALGO_WINOGRAD_4X4, 1e-5,
+                "Winograd F(4x4,3x3): 4x fewer multiplies, 3x3 stride-1 only")
+DEFINE_WINOGRAD(6, FCONV_ALGO_WINOGRAD_6X6, 5e-5,
+                "Winograd F(6x6,3x3): 5.06x fewer multiplies, less accurate, 3x3 stride-1 only")

@@ -1,0 +1,48 @@
+/*
+ * winograd.h — Winograd minimal filtering F(m x m, 3 x 3) for m = 2, 4, 6, private to
+ * winograd.c (the driver) and winograd-transforms.c (the matrices and tile transforms).
+ *
+ * For an alpha x alpha input tile d (alpha = m + 2) and a 3x3 kernel g, the m x m 'valid'
+ * correlation of d with g is  Y = A^T [ (G g G^T) ⊙ (B^T d B) ] A.
+ * The transforms work on many tiles at once: element (i, j) of a tile transform is a
+ * vector of `ld` floats, one per tile ("tile-minor" layout), so every inner loop runs over
+ * tiles with unit stride. ncols (a multiple of FCONV_WINO_STRIP, <= ld) tiles are computed.
+ */
+#ifndef FCONV_WINOGRAD_H
+#define FCONV_WINOGRAD_H
+
+#include <stddef.h>
+
+/* Tiles processed together in the transforms' inner loops; tile blocks are padded to it. */
+#define FCONV_WINO_STRIP 16
+
+struct fconv_wino_matrices {
+    int m, alpha;
+    /* The exact matrices (as float64, row-major): B^T alpha x alpha, G alpha x 3,
+     * A^T m x alpha. The tests check them; the filter transform uses them. */
+    const double *bt, *g, *at;
+    /*
+     * v(ξ, ν) = (B^T d B)[ξ][ν] for one channel. d: element (i, j) at d + (i*alpha + j)*ld;
+     * tmp: scratch of alpha*alpha*ld floats; v(ξ, ν) at v + (ξ*alpha + ν)*v_step.
+     */
+    void (*input)(const float *d, float *tmp, float *v, size_t v_step, size_t ld,
+                  size_t ncols);
+    /*
+     * out = A^T M A for one output channel. M(ξ, ν) at mm + (ξ*alpha + ν)*m_step;
+     * tmp: scratch of m*alpha*ld floats; out: element (i, j) at out + (i*m + j)*ld.
+     */
+    void (*output)(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
+                   size_t ncols);
+};
+
+/* The matrix set for F(m x m, 3 x 3), m in {2, 4, 6}; NULL for any other m. */
+const struct fconv_wino_matrices *fconv_wino_matrices_for(int m);
+
+/*
+ * U = G g G^T for one 3x3 kernel g (row-major, correlation orientation), computed in
+ * float64 and rounded once; U[ξ][ν] is written to u[(ξ*alpha + ν) * u_step].
+ */
+void fconv_wino_transform_filter(const struct fconv_wino_matrices *mat, const float *g,
+                                 float *u, size_t u_step);
+
+#endif

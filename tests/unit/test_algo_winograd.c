@@ -1,0 +1,239 @@
+/*
+ * test_algo_winograd.c — the Winograd matrices on their own (float64: 1D F(m,3) and 2D
+ * F(m x m, 3 x 3) reproduce the direct 'valid' correlation), the float32 tile transforms
+ * against the float64 matrices, and the whole algorithm on shapes the generic test rarely
+ * draws: many tile blocks, partial edge tiles, asymmetric padding, groups, 1-3 threads.
+ */
+#include "algo/winograd.h"
+#include "fastconv.h"
+#include "ref/conv-ref.h"
+#include "test.h"
+
+static const int sizes[] = {2, 4, 6};
+
+static double rand_double(void) { return (double)test_rand_float(); }
+
+/* y = A^T [(G g) ⊙ (B^T d)] against y[i] = sum_k d[i + k] g[k]. */
+static void test_matrices_1d(void) {
+    for (int v = 0; v < 3; v++) {
+        const struct fconv_wino_matrices *w = fconv_wino_matrices_for(sizes[v]);
+        CHECK(w != NULL && w->m == sizes[v] && w->alpha == sizes[v] + 2);
+        if (!w) continue;
+        int m = w->m, a = w->alpha;
+        for (int trial = 0; trial < 20; trial++) {
+            double d[8], g[3], prod[8];
+            for (int i = 0; i < a; i++) d[i] = rand_double();
+            for (int i = 0; i < 3; i++) g[i] = rand_double();
+            for (int x = 0; x < a; x++) {
+                double gd = 0.0, bd = 0.0;
+                for (int k = 0; k < 3; k++) gd += w->g[x * 3 + k] * g[k];
+                for (int k = 0; k < a; k++) bd += w->bt[x * a + k] * d[k];
+                prod[x] = gd * bd;
+            }
+            for (int i = 0; i < m; i++) {
+                double y = 0.0, ref = 0.0;
+                for (int x = 0; x < a; x++) y += w->at[i * a + x] * prod[x];
+                for (int k = 0; k < 3; k++) ref += d[i + k] * g[k];
+                CHECKF(fabs(y - ref) <= 1e-12, "F(%d,3) output %d: %.17g vs %.17g", m, i, y, ref);
+            }
+        }
+    }
+}
+
+/* Y = A^T [(G g G^T) ⊙ (B^T d B)] A against the direct 2D valid correlation. */
+static void test_matrices_2d(void) {
+    for (int v = 0; v < 3; v++) {
+        const struct fconv_wino_matrices *w = fconv_wino_matrices_for(sizes[v]);
+        int m = w->m, a = w->alpha;
+        for (int trial = 0; trial < 20; trial++) {
+            double d[8][8], g[3][3], gg[8][3], u[8][8], bd[8][8], vv[8][8], am[6][8];
+            for (int i = 0; i < a; i++)
+                for (int j = 0; j < a; j++) d[i][j] = rand_double();
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) g[i][j] = rand_double();
+            for (int i = 0; i < a; i++)
+                for (int j = 0; j < 3; j++) {
+                    gg[i][j] = 0.0;
+                    for (int k = 0; k < 3; k++) gg[i][j] += w->g[i * 3 + k] * g[k][j];
+                }
+            for (int i = 0; i < a; i++)
+                for (int j = 0; j < a; j++) {
+                    u[i][j] = 0.0;
+                    for (int k = 0; k < 3; k++) u[i][j] += gg[i][k] * w->g[j * 3 + k];
+                }
+            for (int i = 0; i < a; i++)
+                for (int j = 0; j < a; j++) {
+                    bd[i][j] = 0.0;
+                    for (int k = 0; k < a; k++) bd[i][j] += w->bt[i * a + k] * d[k][j];
+                }
+            for (int i = 0; i < a; i++)
+                for (int j = 0; j < a; j++) {
+                    double s = 0.0;
+                    for (int k = 0; k < a; k++) s += bd[i][k] * w->bt[j * a + k];
+                    vv[i][j] = s * u[i][j];
+                }
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < a; j++) {
+                    am[i][j] = 0.0;
+                    for (int k = 0; k < a; k++) am[i][j] += w->at[i * a + k] * vv[k][j];
+                }
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < m; j++) {
+                    double y = 0.0, ref = 0.0;
+                    for (int k = 0; k < a; k++) y += am[i][k] * w->at[j * a + k];
+                    for (int r = 0; r < 3; r++)
+                        for (int s = 0; s < 3; s++) ref += d[i + r][j + s] * g[r][s];
+                    CHECKF(fabs(y - ref) <= 1e-12, "F(%dx%d,3x3) output (%d,%d): %.17g vs %.17g",
+                           m, m, i, j, y, ref);
+                }
+        }
+    }
+}
+
+/* The float32 input/output transforms and the filter transform against float64 sums of
+ * the same matrices, on a block of tiles (one strip more than a strip). */
+static void test_tile_transforms(void) {
+    enum { LD = 2 * FCONV_WINO_STRIP };
+    static float d[64 * LD], tmp[64 * LD], v[64 * LD], out[36 * LD];
+    for (int vi = 0; vi < 3; vi++) {
+        const struct fconv_wino_matrices *w = fconv_wino_matrices_for(sizes[vi]);
+        int m = w->m, a = w->alpha;
+        test_fill_random(d, 64 * LD);
+        w->input(d, tmp, v, LD, LD, LD);
+        w->output(d, LD, tmp, out, LD, LD);
+        for (int t = 0; t < LD; t++) {
+            for (int i = 0; i < a; i++)
+                for (int j = 0; j < a; j++) {
+                    double s = 0.0, mag = 0.0;
+                    for (int k = 0; k < a; k++)
+                        for (int l = 0; l < a; l++) {
+                            double term = w->bt[i * a + k] * d[(k * a + l) * LD + t] * w->bt[j * a + l];
+                            s += term;
+                            mag += fabs(term);
+                        }
+                    CHECKF(fabs(v[(i * a + j) * LD + t] - s) <= 1e-6 * mag + 1e-30,
+                           "input transform F(%d) (%d,%d) tile %d", m, i, j, t);
+                }
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < m; j++) {
+                    double s = 0.0, mag = 0.0;
+                    for (int k = 0; k < a; k++)
+                        for (int l = 0; l < a; l++) {
+                            double term = w->at[i * a + k] * d[(k * a + l) * LD + t] * w->at[j * a + l];
+                            s += term;
+                            mag += fabs(term);
+                        }
+                    CHECKF(fabs(out[(i * m + j) * LD + t] - s) <= 1e-6 * mag + 1e-30,
+                           "output transform F(%d) (%d,%d) tile %d", m, i, j, t);
+                }
+        }
+        float g[9], u[64];
+        test_fill_random(g, 9);
+        fconv_wino_transform_filter(w, g, u, 1);
+        for (int i = 0; i < a; i++)
+            for (int j = 0; j < a; j++) {
+                double s = 0.0;
+                for (int k = 0; k < 3; k++)
+                    for (int l = 0; l < 3; l++) s += w->g[i * 3 + k] * g[k * 3 + l] * w->g[j * 3 + l];
+                CHECKF(u[i * a + j] == (float)s, "filter transform F(%d) (%d,%d)", m, i, j);
+            }
+    }
+}
+
+/* Max normalized error of a plan's output against the reference (DESIGN.md §4). */
+static double plan_error(const fconv_plan *plan, const float *x, const float *w, const float *b,
+                         const float *y) {
+    double max_err = 0.0, max_mag = 0.0;
+    for (int64_t e = 0; e < fconv_plan_output_elements(plan); e++) {
+        double mag, ref = fconv_ref_output_at(plan, x, w, b, e, &mag);
+        double err = fabs((double)y[e] - ref);
+        if (!(err <= max_err)) max_err = err;
+        if (mag > max_mag) max_mag = mag;
+    }
+    return max_mag > 0.0 ? max_err / max_mag : max_err;
+}
+
+/* Shapes with several tile blocks per image and partial edge tiles, against the reference,
+ * and identical for 1, 2 and 3 threads. */
+static void test_conv2d_blocks(void) {
+    static const fconv_conv2d_desc shapes[] = {
+        {.n = 2, .c = 5, .h = 37, .w = 41, .k = 7, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1,
+         .pad_bottom = 1, .pad_right = 1, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU},
+        {.n = 1, .c = 6, .h = 29, .w = 23, .k = 4, .r = 3, .s = 3, .pad_top = 2, .pad_left = 0,
+         .pad_bottom = 0, .pad_right = 3, .groups = 2},
+        {.n = 3, .c = 4, .h = 3, .w = 50, .k = 8, .r = 3, .s = 3, .groups = 4, .has_bias = 1},
+        {.n = 1, .c = 40, .h = 13, .w = 13, .k = 24, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1,
+         .pad_bottom = 1, .pad_right = 1},
+    };
+    static const fconv_algo algos[] = {FCONV_ALGO_WINOGRAD_2X2, FCONV_ALGO_WINOGRAD_4X4,
+                                       FCONV_ALGO_WINOGRAD_6X6};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        for (size_t a = 0; a < 3; a++) {
+            fconv_algo_info info;
+            CHECK(fconv_algo_get_info(algos[a], &info) == FCONV_OK);
+            float *y1 = NULL;
+            for (int threads = 1; threads <= 3; threads++) {
+                fconv_plan *plan;
+                fconv_options o = {.algo = algos[a], .threads = threads};
+                fconv_status st = fconv_plan_conv2d(&shapes[s], &o, NULL, NULL, &plan);
+                CHECKF(st == FCONV_OK, "%s: %s", info.name, fconv_last_error());
+                if (st != FCONV_OK) continue;
+                int64_t nx = fconv_plan_input_elements(plan), nw = fconv_plan_weight_elements(plan);
+                int64_t ny = fconv_plan_output_elements(plan);
+                float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w);
+                float *y = malloc((size_t)ny * sizeof *y), bias[64];
+                uint64_t saved = test_rng_state;
+                test_fill_random(x, (size_t)nx);
+                test_fill_random(w, (size_t)nw);
+                test_fill_random(bias, 64);
+                test_rng_state = saved; /* same data for every thread count */
+                const float *b = shapes[s].has_bias ? bias : NULL;
+                CHECK(fconv_execute(plan, x, w, b, y) == FCONV_OK);
+                if (!y1) {
+                    double err = plan_error(plan, x, w, b, y);
+                    CHECKF(err <= info.error_bound, "%s shape %zu: error %.3g", info.name, s, err);
+                    y1 = y;
+                } else {
+                    CHECKF(memcmp(y1, y, (size_t)ny * sizeof *y) == 0,
+                           "%s shape %zu: %d threads differ from 1", info.name, s, threads);
+                    free(y);
+                }
+                free(x);
+                free(w);
+                fconv_plan_destroy(plan);
+            }
+            free(y1);
+            test_rand_u64(); /* fresh data for the next algorithm */
+        }
+    }
+}
+
+/* Declines name the algorithm and the reason. */
+static void test_declines(void) {
+    fconv_conv2d_desc d = {.n = 1, .c = 2, .h = 8, .w = 8, .k = 2, .r = 3, .s = 3, .stride_h = 2};
+    fconv_plan *plan;
+    fconv_options o = {.algo = FCONV_ALGO_WINOGRAD_4X4};
+    CHECK(fconv_plan_conv2d(&d, &o, NULL, NULL, &plan) == FCONV_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(fconv_last_error(), "winograd-4x4 needs stride 1");
+    d.stride_h = 1;
+    d.s = 5;
+    CHECK(fconv_plan_conv2d(&d, &o, NULL, NULL, &plan) == FCONV_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(fconv_last_error(), "winograd-4x4 needs a 3x3 kernel, got 3x5");
+    d.s = 3;
+    d.dilation_w = 2;
+    CHECK(fconv_plan_conv2d(&d, &o, NULL, NULL, &plan) == FCONV_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(fconv_last_error(), "winograd-4x4 needs dilation 1");
+    fconv_conv1d_desc c = {.n = 10, .m = 3};
+    CHECK(fconv_plan_conv1d(&c, &o, NULL, &plan) == FCONV_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(fconv_last_error(), "winograd-4x4");
+}
+
+int main(void) {
+    test_init();
+    TEST(test_matrices_1d);
+    TEST(test_matrices_2d);
+    TEST(test_tile_transforms);
+    TEST(test_conv2d_blocks);
+    TEST(test_declines);
+    return test_finish();
+}
