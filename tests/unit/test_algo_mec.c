@@ -1,0 +1,173 @@
+/*
+ * test_algo_mec.c — what is particular to MEC: its workspace is the exact strip formula and
+ * smaller than im2col's on typical layers and filters (the point of the algorithm), and the
+ * paths the random shapes of test_algorithms.c reach rarely are right and thread-independent:
+ * vertical dilation (R accumulated GEMMs), few output rows (rows in sequence, each GEMM split
+ * over threads), more than 512 output columns (several GEMM tiles per row) and more than 64
+ * filters (several output-channel blocks, re-laid out one at a time).
+ */
+#include <stdint.h>
+
+#include "fastconv.h"
+#include "ref/conv-ref.h"
+#include "test.h"
+
+#define ERROR_BOUND 2e-6 /* mec's documented bound */
+
+static size_t conv2d_workspace(const fconv_conv2d_desc *d, fconv_algo algo, int with_weights) {
+    fconv_plan *plan;
+    int64_t nw = d->k * (d->c / (d->groups ? d->groups : 1)) * d->r * d->s;
+    float *w = with_weights ? calloc((size_t)nw, sizeof *w) : NULL;
+    fconv_options o = {.algo = algo, .threads = 1};
+    fconv_status st = fconv_plan_conv2d(d, &o, w, NULL, &plan);
+    free(w);
+    CHECKF(st == FCONV_OK, "%s: %s", fconv_algo_name(algo), fconv_last_error());
+    if (st != FCONV_OK) return 0;
+    size_t bytes = fconv_plan_workspace_size(plan);
+    fconv_plan_destroy(plan);
+    return bytes;
+}
+
+static size_t filter_workspace(const fconv_filter2d_desc *d, fconv_algo algo) {
+    fconv_plan *plan;
+    fconv_options o = {.algo = algo, .threads = 1};
+    fconv_status st = fconv_plan_filter2d(d, &o, NULL, &plan);
+    CHECKF(st == FCONV_OK, "%s: %s", fconv_algo_name(algo), fconv_last_error());
+    if (st != FCONV_OK) return 0;
+    size_t bytes = fconv_plan_workspace_size(plan);
+    fconv_plan_destroy(plan);
+    return bytes;
+}
+
+/* What a caller must pass for an algorithm that uses `bytes`: the plan adds 63 bytes so that
+ * execute can align any pointer to 64 (internal.h, fconv_caller_workspace_bytes). */
+static size_t caller_bytes(size_t bytes) { return bytes ? bytes + 63 : 0; }
+
+/* The example: im2col 576 x 3136 floats (7.2 MB), MEC 56 strips of 58 x 3 x 64. */
+static void test_workspace_formula(void) {
+    fconv_conv2d_desc d = {.n = 1, .c = 64, .h = 56, .w = 56, .k = 64, .r = 3, .s = 3,
+                           .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
+    CHECK_EQ_INT(conv2d_workspace(&d, FCONV_ALGO_MEC, 1), caller_bytes(56 * 58 * 3 * 64 * 4));
+    /* Weights given at execute time are re-laid out in the workspace, 64 filters at a time. */
+    CHECK_EQ_INT(conv2d_workspace(&d, FCONV_ALGO_MEC, 0),
+                 caller_bytes(56 * 58 * 3 * 64 * 4 + 64 * 64 * 9 * 4));
+    d.k = 256;
+    CHECK_EQ_INT(conv2d_workspace(&d, FCONV_ALGO_MEC, 0),
+                 caller_bytes(56 * 58 * 3 * 64 * 4 + 64 * 64 * 9 * 4));
+    d.k = 64;
+    CHECK_EQ_INT(conv2d_workspace(&d, FCONV_ALGO_IM2COL, 1), caller_bytes(576 * 3136 * 4));
+    /* 1x1 stride 1: no lowering at all. */
+    fconv_conv2d_desc pointwise = {.n = 2, .c = 64, .h = 28, .w = 28, .k = 128, .r = 1, .s = 1};
+    CHECK_EQ_INT(conv2d_workspace(&pointwise, FCONV_ALGO_MEC, 0), 0);
+}
+
+static void test_smaller_than_im2col(void) {
+    const fconv_conv2d_desc layers[] = {
+        {.n = 1, .c = 64, .h = 56, .w = 56, .k = 64, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1,
+         .pad_bottom = 1, .pad_right = 1},                                      /* ResNet 3x3 */
+        {.n = 1, .c = 3, .h = 224, .w = 224, .k = 64, .r = 7, .s = 7, .stride_h = 2, .stride_w = 2,
+         .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3},        /* ResNet conv1 */
+        {.n = 1, .c = 128, .h = 56, .w = 56, .k = 128, .r = 3, .s = 3, .stride_h = 2, .stride_w = 2,
+         .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},        /* downsampling */
+        {.n = 4, .c = 256, .h = 14, .w = 14, .k = 256, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1,
+         .pad_bottom = 1, .pad_right = 1},                                      /* batch 4 */
+        {.n = 1, .c = 32, .h = 27, .w = 27, .k = 96, .r = 5, .s = 5, .pad_top = 2, .pad_left = 2,
+         .pad_bottom = 2, .pad_right = 2, .groups = 2},                         /* AlexNet-like */
+        {.n = 1, .c = 64, .h = 32, .w = 32, .k = 64, .r = 3, .s = 3, .pad_top = 2, .pad_left = 2,
+         .pad_bottom = 2, .pad_right = 2, .dilation_h = 2, .dilation_w = 2},   /* dilated */
+    };
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
+        for (int with_weights = 0; with_weights < 2; with_weights++) {
+            size_t mec = conv2d_workspace(&layers[i], FCONV_ALGO_MEC, with_weights);
+            size_t im2col = conv2d_workspace(&layers[i], FCONV_ALGO_IM2COL, with_weights);
+            CHECKF(mec < im2col, "layer %zu (weights at plan time: %d): mec %zu >= im2col %zu bytes",
+                   i, with_weights, mec, im2col);
+        }
+    const fconv_filter2d_desc filters[] = {
+        {.h = 1024, .w = 1024, .kh = 7, .kw = 7, .mode = FCONV_MODE_SAME},
+        {.h = 480, .w = 640, .channels = 3, .kh = 5, .kw = 5, .mode = FCONV_MODE_FULL,
+         .border = FCONV_BORDER_REFLECT},
+        {.h = 512, .w = 512, .kh = 3, .kw = 3, .mode = FCONV_MODE_VALID, .correlate = 1},
+    };
+    for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++) {
+        size_t mec = filter_workspace(&filters[i], FCONV_ALGO_MEC);
+        size_t im2col = filter_workspace(&filters[i], FCONV_ALGO_IM2COL);
+        CHECKF(mec < im2col, "filter %zu: mec %zu >= im2col %zu bytes", i, mec, im2col);
+    }
+}
+
+/* MEC on 1 and 2 threads (weights at plan time, then at execute time) against the reference. */
+static void check_conv2d(const fconv_conv2d_desc *d) {
+    int64_t cg = d->c / (d->groups ? d->groups : 1);
+    size_t nx = (size_t)(d->n * d->c * d->h * d->w), nw = (size_t)(d->k * cg * d->r * d->s);
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), bias[256];
+    test_fill_random(x, nx);
+    test_fill_random(w, nw);
+    test_fill_random(bias, 256);
+    const float *b = d->has_bias ? bias : NULL;
+    fconv_plan *p1, *p2;
+    fconv_status st = fconv_plan_conv2d(d, &(fconv_options){.algo = FCONV_ALGO_MEC, .threads = 1}, w, b, &p1);
+    CHECKF(st == FCONV_OK, "%s", fconv_last_error());
+    if (st != FCONV_OK) goto out;
+    st = fconv_plan_conv2d(d, &(fconv_options){.algo = FCONV_ALGO_MEC, .threads = 2}, NULL, NULL, &p2);
+    CHECKF(st == FCONV_OK, "%s", fconv_last_error());
+    if (st != FCONV_OK) {
+        fconv_plan_destroy(p1);
+        goto out;
+    }
+    size_t ny = (size_t)fconv_plan_output_elements(p1);
+    float *y1 = malloc(ny * sizeof *y1), *y2 = malloc(ny * sizeof *y2);
+    CHECK(fconv_execute(p1, x, NULL, NULL, y1) == FCONV_OK);
+    CHECK(fconv_execute(p2, x, w, b, y2) == FCONV_OK);
+    CHECK(memcmp(y1, y2, ny * sizeof *y1) == 0);
+    double max_err = 0.0, max_mag = 0.0;
+    for (size_t e = 0; e < ny; e++) {
+        double mag, ref = fconv_ref_output_at(p1, x, w, b, (int64_t)e, &mag);
+        double err = fabs((double)y1[e] - ref);
+        if (!(err <= max_err)) max_err = err;
+        if (mag > max_mag) max_mag = mag;
+    }
+    CHECKF(max_err <= ERROR_BOUND * max_mag, "normalized error %.3g", max_err / max_mag);
+    free(y1);
+    free(y2);
+    fconv_plan_destroy(p1);
+    fconv_plan_destroy(p2);
+out:
+    free(x);
+    free(w);
+}
+
+static void test_rare_paths(void) {
+    /* Vertical dilation 3 with stride 2, asymmetric padding, groups, bias and ReLU. */
+    check_conv2d(&(fconv_conv2d_desc){.n = 2, .c = 6, .h = 17, .w = 15, .k = 4, .r = 3, .s = 2,
+                                      .stride_h = 2, .stride_w = 3, .pad_top = 2, .pad_left = 1,
+                                      .pad_bottom = 0, .pad_right = 3, .dilation_h = 3,
+                                      .dilation_w = 2, .groups = 2, .has_bias = 1,
+                                      .activation = FCONV_ACTIVATION_RELU});
+    /* One output row of 1098 columns: rows in sequence, three GEMM tiles split over threads. */
+    check_conv2d(&(fconv_conv2d_desc){.n = 1, .c = 2, .h = 3, .w = 1100, .k = 3, .r = 3, .s = 3,
+                                      .has_bias = 1});
+    /* Three rows with vertical dilation: sequence of rows, accumulated GEMMs. */
+    check_conv2d(&(fconv_conv2d_desc){.n = 1, .c = 3, .h = 7, .w = 600, .k = 5, .r = 2, .s = 1,
+                                      .dilation_h = 5, .groups = 1});
+    /* 130 filters: three blocks of output channels, the last one partial. */
+    check_conv2d(&(fconv_conv2d_desc){.n = 2, .c = 5, .h = 9, .w = 11, .k = 130, .r = 3, .s = 3,
+                                      .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
+                                      .has_bias = 1, .activation = FCONV_ACTIVATION_RELU});
+    /* Depthwise (C/G = 1: the weights need no re-layout). */
+    check_conv2d(&(fconv_conv2d_desc){.n = 1, .c = 8, .h = 12, .w = 12, .k = 8, .r = 3, .s = 3,
+                                      .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
+                                      .groups = 8});
+}
+
+int main(void) {
+    test_init();
+    fconv_algo_info info;
+    if (fconv_algo_get_info(FCONV_ALGO_MEC, &info) != FCONV_OK ||
+        fconv_algo_get_info(FCONV_ALGO_IM2COL, &info) != FCONV_OK)
+        return TEST_SKIP_CODE;
+    TEST(test_workspace_formula);
+    TEST(test_smaller_than_im2col);
+    TEST(test_rare_paths);
+    return test_finish();
+}
