@@ -256,7 +256,12 @@ static int filter_one(const struct filter_args *a, const struct filter_input *in
         delta[((k->kh - 1) / 2) * k->kw + (k->kw - 1) / 2] = 1.0f;
         fconv_filter2d_desc d = a->desc;
         d.correlate = 0;
-        if (run_filter(&d, &a->options, in->h, in->w, 1, delta, k->kh, k->kw, alpha, &ya, &h, &w)) goto done;
+        /* direct adds only exact zeros to the impulse's one sample: alpha comes out bit-exact
+         * (FFT or Winograd would round it). */
+        fconv_options alpha_options = a->options;
+        alpha_options.algo = FCONV_ALGO_DIRECT;
+        if (run_filter(&d, &alpha_options, in->h, in->w, 1, delta, k->kh, k->kw, alpha, &ya, &h, &w))
+            goto done;
         float *merged = malloc((size_t)(pixels * in->channels) * sizeof *merged);
         if (!merged) {
             cli_fail("filter: out of memory");

@@ -20,32 +20,16 @@ extern const struct fconv_algorithm fconv_algorithm_separable;
 extern const struct fconv_algorithm fconv_algorithm_indirect;
 
 const struct fconv_algorithm *const fconv_algorithms[] = {
-#ifdef FCONV_HAVE_DIRECT
     &fconv_algorithm_direct,
-#endif
-#ifdef FCONV_HAVE_SEPARABLE
     &fconv_algorithm_separable,
-#endif
-#ifdef FCONV_HAVE_WINOGRAD
     &fconv_algorithm_winograd_2x2,
     &fconv_algorithm_winograd_4x4,
     &fconv_algorithm_winograd_6x6,
-#endif
-#ifdef FCONV_HAVE_IM2COL
     &fconv_algorithm_im2col,
-#endif
-#ifdef FCONV_HAVE_INDIRECT
     &fconv_algorithm_indirect,
-#endif
-#ifdef FCONV_HAVE_MEC
     &fconv_algorithm_mec,
-#endif
-#ifdef FCONV_HAVE_FFT
     &fconv_algorithm_fft,
-#endif
-#ifdef FCONV_HAVE_FFT_TILED
     &fconv_algorithm_fft_tiled,
-#endif
     &fconv_algorithm_reference,
     NULL,
 };
