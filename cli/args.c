@@ -198,3 +198,11 @@ int cli_check_output_path(const char *path) {
         return cli_fail("%s: directory '%s' is not writable", path, dir);
     return 0;
 }
+
+void cli_explain_plan(const fconv_plan *plan) {
+    const char *v = getenv("FASTCONV_VERBOSE");
+    if (v && *v && strcmp(v, "0") != 0)
+        fprintf(stderr, "fastconv: %s, %d thread%s, workspace %zu bytes\n", fconv_plan_explain(plan),
+                fconv_plan_threads(plan), fconv_plan_threads(plan) == 1 ? "" : "s",
+                fconv_plan_workspace_size(plan));
+}

@@ -52,6 +52,10 @@ const char *cli_shape_string(const int64_t *shape, int ndim, char *buf, size_t l
  * CLI_EXIT_FAILURE with a message printed. */
 int cli_check_output_path(const char *path);
 
+/* With FASTCONV_VERBOSE=1 in the environment, print which algorithm the plan runs and why
+ * (fconv_plan_explain), its threads and workspace, on stderr. */
+void cli_explain_plan(const fconv_plan *plan);
+
 /* Does path end with ext (case-insensitive)? */
 int cli_has_extension(const char *path, const char *ext);
 

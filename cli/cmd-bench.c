@@ -34,10 +34,14 @@ static const char bench_help[] =
     "  --threads N       threads (default 0 = all cores)\n"
     "  --reps R          timed executions after one warm-up (default 7)\n"
     "  --json            one JSON array of objects instead of a table\n"
+    "  --kernel-values V random (default), gaussian (sigma = size/6) or box: the weights' values\n"
     "Data is generated (seeded uniform [-1, 1)). Planning is timed separately.\n";
+
+enum kernel_values { KERNEL_RANDOM = 0, KERNEL_GAUSSIAN, KERNEL_BOX };
 
 struct bench_args {
     int kind;                 /* FCONV_KIND_* */
+    enum kernel_values kernel_values;
     fconv_conv2d_desc conv2d;
     fconv_filter2d_desc filter;
     fconv_conv1d_desc conv1d;
@@ -90,7 +94,7 @@ static int parse_pair(const char *option, const char *s, int64_t min, int64_t *a
 static int parse_bench_args(int argc, char **argv, struct bench_args *a) {
     enum { OPT_SIZE = 256, OPT_KERNEL, OPT_INPUT, OPT_FILTERS, OPT_MODE, OPT_BORDER, OPT_CORRELATE,
            OPT_STRIDE, OPT_PAD, OPT_DILATION, OPT_GROUPS, OPT_RELU, OPT_ALGO, OPT_THREADS, OPT_REPS,
-           OPT_JSON };
+           OPT_JSON, OPT_KERNEL_VALUES };
     static const struct option longopts[] = {
         {"size", required_argument, NULL, OPT_SIZE},       {"kernel", required_argument, NULL, OPT_KERNEL},
         {"input", required_argument, NULL, OPT_INPUT},     {"filters", required_argument, NULL, OPT_FILTERS},
@@ -100,6 +104,7 @@ static int parse_bench_args(int argc, char **argv, struct bench_args *a) {
         {"groups", required_argument, NULL, OPT_GROUPS},   {"relu", no_argument, NULL, OPT_RELU},
         {"algo", required_argument, NULL, OPT_ALGO},       {"threads", required_argument, NULL, OPT_THREADS},
         {"reps", required_argument, NULL, OPT_REPS},       {"json", no_argument, NULL, OPT_JSON},
+        {"kernel-values", required_argument, NULL, OPT_KERNEL_VALUES},
         {"help", no_argument, NULL, 'h'},                  {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
     a->reps = 7;
@@ -206,6 +211,12 @@ static int parse_bench_args(int argc, char **argv, struct bench_args *a) {
             break;
         }
         case OPT_JSON: a->json = 1; break;
+        case OPT_KERNEL_VALUES:
+            if (strcmp(optarg, "random") == 0) a->kernel_values = KERNEL_RANDOM;
+            else if (strcmp(optarg, "gaussian") == 0) a->kernel_values = KERNEL_GAUSSIAN;
+            else if (strcmp(optarg, "box") == 0) a->kernel_values = KERNEL_BOX;
+            else return cli_usage_error("--kernel-values: unknown '%s' (use random, gaussian or box)", optarg);
+            break;
         case 'h': fputs(bench_help, stdout); return -1;
         default: return cli_report_getopt_error("bench", argv, c);
         }
@@ -216,6 +227,25 @@ static int parse_bench_args(int argc, char **argv, struct bench_args *a) {
                                a->kind == FCONV_KIND_CONV2D ? "--input NxCxHxW and --filters KxRxS"
                                                              : "--size and --kernel");
     return CLI_EXIT_OK;
+}
+
+/* Gaussian or box weights: each filter (or the kernel) of size R x S gets the same values,
+ * normalized to sum 1 — the rank-1 kernels real image filtering uses. */
+static void fill_structured_weights(const struct bench_args *a, float *w, int64_t nw) {
+    int64_t r = a->kind == FCONV_KIND_CONV2D ? a->conv2d.r : a->kind == FCONV_KIND_FILTER2D ? a->filter.kh : 1;
+    int64_t s = a->kind == FCONV_KIND_CONV2D ? a->conv2d.s : a->kind == FCONV_KIND_FILTER2D ? a->filter.kw
+                                                                                               : a->conv1d.m;
+    double sr = r / 6.0 > 0.5 ? r / 6.0 : 0.5, ss = s / 6.0 > 0.5 ? s / 6.0 : 0.5, sum = 0.0;
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < s; j++) {
+            double di = i - (r - 1) / 2.0, dj = j - (s - 1) / 2.0;
+            double v = a->kernel_values == KERNEL_BOX ? 1.0
+                                                      : exp(-0.5 * (di * di / (sr * sr) + dj * dj / (ss * ss)));
+            w[i * s + j] = (float)v;
+            sum += v;
+        }
+    for (int64_t i = 0; i < r * s; i++) w[i] = (float)(w[i] / sum);
+    for (int64_t i = r * s; i < nw; i++) w[i] = w[i % (r * s)];
 }
 
 static double now_ms(void) {
@@ -408,6 +438,7 @@ int cmd_bench(int argc, char **argv) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
         w[i] = (float)((double)(state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
     }
+    if (a.kernel_values != KERNEL_RANDOM) fill_structured_weights(&a, w, nw);
 
     char problem[512];
     describe_problem(&a, problem, sizeof problem);
@@ -420,10 +451,11 @@ int cmd_bench(int argc, char **argv) {
     }
     int first = 1, ran = 0;
     char why[512];
-    for (int i = a.all ? 1 : 0; i < (a.all ? FCONV_ALGO_COUNT_ : 1); i++) {
-        fconv_algo algo = a.all ? (fconv_algo)i : a.algo;
+    /* With all: every algorithm, then AUTO (index FCONV_ALGO_COUNT_) to show its choice. */
+    for (int i = a.all ? 1 : 0; i < (a.all ? FCONV_ALGO_COUNT_ + 1 : 1); i++) {
+        fconv_algo algo = !a.all ? a.algo : i == FCONV_ALGO_COUNT_ ? FCONV_ALGO_AUTO : (fconv_algo)i;
         fconv_algo_info info;
-        if (a.all && fconv_algo_get_info(algo, &info) != FCONV_OK) continue;
+        if (a.all && algo != FCONV_ALGO_AUTO && fconv_algo_get_info(algo, &info) != FCONV_OK) continue;
         if (a.all && algo == FCONV_ALGO_REFERENCE && macs > ALL_REFERENCE_MACS) {
             if (!a.json)
                 printf("%-20s skipped: %.2g multiply-adds would take long; ask with --algo reference\n",

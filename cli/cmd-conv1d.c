@@ -76,6 +76,7 @@ int cmd_conv1d(int argc, char **argv) {
         cli_library_error("conv1d", st);
         goto done;
     }
+    cli_explain_plan(plan);
     y = malloc((size_t)fconv_plan_output_elements(plan) * sizeof *y);
     if (!y) {
         cli_fail("conv1d: out of memory for the output");

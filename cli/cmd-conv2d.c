@@ -166,6 +166,7 @@ int cmd_conv2d(int argc, char **argv) {
         cli_library_error("conv2d", st);
         goto done;
     }
+    cli_explain_plan(plan);
     y = malloc((size_t)fconv_plan_output_elements(plan) * sizeof *y);
     if (!y) {
         cli_fail("conv2d: out of memory for the output");

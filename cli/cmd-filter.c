@@ -189,6 +189,7 @@ static int run_filter(const fconv_filter2d_desc *base, const fconv_options *opti
     fconv_plan *plan;
     fconv_status st = fconv_plan_filter2d(&d, options, kernel, &plan);
     if (st != FCONV_OK) return cli_library_error("filter", st), -1;
+    cli_explain_plan(plan);
     float *y = malloc((size_t)fconv_plan_output_elements(plan) * sizeof *y);
     if (!y) {
         fconv_plan_destroy(plan);
