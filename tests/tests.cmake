@@ -49,3 +49,8 @@ if(FCONV_PYTHON3 AND FCONV_BUILD_CLI)
   set_tests_properties(conformance PROPERTIES LABELS python
     ENVIRONMENT "OMP_WAIT_POLICY=passive;FASTCONV_LIB=$<TARGET_FILE:fastconv>;FASTCONV_CLI=$<TARGET_FILE:fastconv_cli>;FASTCONV_SOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}")
 endif()
+
+# `cmake --install` gives a tree that find_package(fastconv) and pkg-config can use.
+add_test(NAME install COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/install/check-install.sh
+  ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+set_tests_properties(install PROPERTIES LABELS install)
