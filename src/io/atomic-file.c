@@ -6,21 +6,13 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "io/atomic-file.h"
+#include "io/io-common.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static char *dup_str(const char *s, size_t n) {
     char *p = malloc(n + 1);
@@ -44,17 +36,17 @@ static mode_t new_file_mode(const char *path) {
 int fconv_io_atomic_open(fconv_io_atomic_file *f, const char *path, char *err, size_t errlen) {
     memset(f, 0, sizeof *f);
     if (!path || !*path) {
-        set_err(err, errlen, "empty output path");
+        fconv_io_errf(err, errlen, "empty output path");
         return -1;
     }
     size_t len = strlen(path);
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        set_err(err, errlen, "%s: is a directory, cannot write a file there", path);
+        fconv_io_errf(err, errlen, "%s: is a directory, cannot write a file there", path);
         return -1;
     }
     if (path[len - 1] == '/') {
-        set_err(err, errlen, "%s: is a directory name, not a file name", path);
+        fconv_io_errf(err, errlen, "%s: is a directory name, not a file name", path);
         return -1;
     }
     const char *slash = strrchr(path, '/');
@@ -69,14 +61,14 @@ int fconv_io_atomic_open(fconv_io_atomic_file *f, const char *path, char *err, s
     if (!tmp || !final_path) {
         free(tmp);
         free(final_path);
-        set_err(err, errlen, "%s: out of memory", path);
+        fconv_io_errf(err, errlen, "%s: out of memory", path);
         return -1;
     }
     snprintf(tmp, tlen, "%.*s%s.%s.tmp-XXXXXX", (int)dirlen, path, slash ? "/" : "", base);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         int e = errno;
-        set_err(err, errlen, "%s: cannot create file in '%.*s': %s", path, (int)dir_shown, dir,
+        fconv_io_errf(err, errlen, "%s: cannot create file in '%.*s': %s", path, (int)dir_shown, dir,
                 strerror(e));
         free(tmp);
         free(final_path);
@@ -88,7 +80,7 @@ int fconv_io_atomic_open(fconv_io_atomic_file *f, const char *path, char *err, s
         int e = errno;
         close(fd);
         unlink(tmp);
-        set_err(err, errlen, "%s: cannot open temporary file: %s", path, strerror(e));
+        fconv_io_errf(err, errlen, "%s: cannot open temporary file: %s", path, strerror(e));
         free(tmp);
         free(final_path);
         return -1;
@@ -102,7 +94,7 @@ int fconv_io_atomic_open(fconv_io_atomic_file *f, const char *path, char *err, s
 int fconv_io_atomic_commit(fconv_io_atomic_file *f, char *err, size_t errlen) {
     const char *path = f->final_path ? f->final_path : "(null)";
     if (!f->fp || !f->temp_path) {
-        set_err(err, errlen, "%s: file is not open", path);
+        fconv_io_errf(err, errlen, "%s: file is not open", path);
         fconv_io_atomic_abort(f);
         return -1;
     }
@@ -126,7 +118,7 @@ int fconv_io_atomic_commit(fconv_io_atomic_file *f, char *err, size_t errlen) {
         what = "cannot rename temporary file into place";
     }
     if (what) {
-        set_err(err, errlen, "%s: %s: %s", path, what, e ? strerror(e) : "I/O error");
+        fconv_io_errf(err, errlen, "%s: %s: %s", path, what, e ? strerror(e) : "I/O error");
         fconv_io_atomic_abort(f);
         return -1;
     }

@@ -9,15 +9,9 @@
 #define FCONV_IO_IMAGE_INTERNAL_H
 
 #include "io/image.h"
+#include "io/io-common.h"
 
 #include <stdio.h>
-
-/* printf into err (if err and errlen are non-zero). */
-void fconv_io_errf(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 
 /* 0 if a w x h image is within FCONV_IO_MAX_IMAGE_PIXELS / _SIDE and non-empty, else -1
  * with "name: image WxH exceeds the limit of 2^30 pixels" (or the per-side / empty message). */

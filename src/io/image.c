@@ -10,18 +10,8 @@
 #include "io/atomic-file.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-void fconv_io_errf(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 int fconv_io_check_dims(const char *name, int64_t w, int64_t h, char *err, size_t errlen) {
     if (w <= 0 || h <= 0) {
@@ -106,48 +96,12 @@ int fconv_io_image_decode(const unsigned char *bytes, size_t size, const char *n
 
 int fconv_io_image_read(const char *path, fconv_io_image *img, char *err, size_t errlen) {
     memset(img, 0, sizeof *img);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        fconv_io_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(fp);
-        fconv_io_errf(err, errlen, "%s: is a directory", path);
-        return -1;
-    }
-    size_t cap = (S_ISREG(st.st_mode) && st.st_size > 0) ? (size_t)st.st_size + 1 : 65536;
-    size_t n = 0;
-    unsigned char *b = malloc(cap);
-    if (!b) goto oom;
-    for (;;) {
-        if (n == cap) {
-            size_t ncap = cap * 2;
-            unsigned char *nb = ncap > cap ? realloc(b, ncap) : NULL;
-            if (!nb) goto oom;
-            b = nb;
-            cap = ncap;
-        }
-        size_t got = fread(b + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) break;
-    }
-    if (ferror(fp)) {
-        fconv_io_errf(err, errlen, "%s: read error: %s", path, strerror(errno));
-        free(b);
-        fclose(fp);
-        return -1;
-    }
-    fclose(fp);
-    int rc = fconv_io_image_decode(b, n, path, img, err, errlen);
-    free(b);
+    unsigned char *bytes;
+    size_t size;
+    if (fconv_io_read_file(path, &bytes, &size, err, errlen) != 0) return -1;
+    int rc = fconv_io_image_decode(bytes, size, path, img, err, errlen);
+    free(bytes);
     return rc;
-oom:
-    free(b);
-    fclose(fp);
-    fconv_io_errf(err, errlen, "%s: out of memory reading the file", path);
-    return -1;
 }
 
 int fconv_io_image_write(const char *path, const float *data, int64_t h, int64_t w,

@@ -8,21 +8,12 @@
 #include "io/npy.h"
 
 #include "io/atomic-file.h"
+#include "io/io-common.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 int64_t fconv_io_array_elements(const fconv_io_array *a) {
     int64_t n = 1;
@@ -109,11 +100,11 @@ int fconv_io_npy_parse(const unsigned char *bytes, size_t size, const char *name
     if (!name) name = "(memory)";
     static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
     if (size < 6 || memcmp(bytes, magic, 6) != 0) {
-        set_err(err, errlen, "%s: not a .npy file (bad magic, expected \\x93NUMPY)", name);
+        fconv_io_errf(err, errlen, "%s: not a .npy file (bad magic, expected \\x93NUMPY)", name);
         return -1;
     }
     if (size < 8) {
-        set_err(err, errlen, "%s: truncated header (file has %zu bytes)", name, size);
+        fconv_io_errf(err, errlen, "%s: truncated header (file has %zu bytes)", name, size);
         return -1;
     }
     int major = bytes[6], minor = bytes[7];
@@ -121,19 +112,19 @@ int fconv_io_npy_parse(const unsigned char *bytes, size_t size, const char *name
     if (major == 1 && minor == 0) lenbytes = 2;
     else if ((major == 2 || major == 3) && minor == 0) lenbytes = 4;
     else {
-        set_err(err, errlen, "%s: unsupported .npy version %d.%d (expected 1.0, 2.0 or 3.0)",
+        fconv_io_errf(err, errlen, "%s: unsupported .npy version %d.%d (expected 1.0, 2.0 or 3.0)",
                 name, major, minor);
         return -1;
     }
     if (size < 8 + lenbytes) {
-        set_err(err, errlen, "%s: truncated header (file has %zu bytes)", name, size);
+        fconv_io_errf(err, errlen, "%s: truncated header (file has %zu bytes)", name, size);
         return -1;
     }
     uint64_t hlen = (uint64_t)bytes[8] | (uint64_t)bytes[9] << 8;
     if (lenbytes == 4) hlen |= (uint64_t)bytes[10] << 16 | (uint64_t)bytes[11] << 24;
     size_t hstart = 8 + lenbytes;
     if (hlen > size - hstart) {
-        set_err(err, errlen, "%s: truncated header: header length is %llu bytes, file has %zu",
+        fconv_io_errf(err, errlen, "%s: truncated header: header length is %llu bytes, file has %zu",
                 name, (unsigned long long)hlen, size - hstart);
         return -1;
     }
@@ -173,7 +164,7 @@ int fconv_io_npy_parse(const unsigned char *bytes, size_t size, const char *name
                 size_t vlen = (size_t)(c.p - vstart);
                 while (vlen && (vstart[vlen - 1] == ' ' || vstart[vlen - 1] == '\n')) vlen--;
                 int shown = vlen > 60 ? 60 : (int)vlen;
-                set_err(err, errlen, "%s: dtype %.*s%s is not float32 or float64 ('<f4', '>f4', "
+                fconv_io_errf(err, errlen, "%s: dtype %.*s%s is not float32 or float64 ('<f4', '>f4', "
                         "'<f8', '>f8')", name, shown, vstart, vlen > 60 ? "..." : "");
                 return -1;
             }
@@ -199,7 +190,7 @@ int fconv_io_npy_parse(const unsigned char *bytes, size_t size, const char *name
                 if (eat(&c, ')')) break;
                 skip_ws(&c);
                 if (c.p < c.end && *c.p == '-') {
-                    set_err(err, errlen, "%s: negative dimension in shape", name);
+                    fconv_io_errf(err, errlen, "%s: negative dimension in shape", name);
                     return -1;
                 }
                 if (c.p >= c.end || *c.p < '0' || *c.p > '9') goto bad_dict;
@@ -207,14 +198,14 @@ int fconv_io_npy_parse(const unsigned char *bytes, size_t size, const char *name
                 while (c.p < c.end && *c.p >= '0' && *c.p <= '9') {
                     int d = *c.p++ - '0';
                     if (v > (INT64_MAX - d) / 10) {
-                        set_err(err, errlen, "%s: dimension in shape is too large", name);
+                        fconv_io_errf(err, errlen, "%s: dimension in shape is too large", name);
                         return -1;
                     }
                     v = v * 10 + d;
                 }
                 if (c.p < c.end && *c.p == 'L') c.p++; /* python 2 longs: (3L, 4L) */
                 if (ndim == FCONV_IO_MAX_NDIM) {
-                    set_err(err, errlen, "%s: more than %d dimensions", name, FCONV_IO_MAX_NDIM);
+                    fconv_io_errf(err, errlen, "%s: more than %d dimensions", name, FCONV_IO_MAX_NDIM);
                     return -1;
                 }
                 shape[ndim++] = v;
@@ -222,7 +213,7 @@ int fconv_io_npy_parse(const unsigned char *bytes, size_t size, const char *name
                 if (!eat(&c, ',')) goto bad_dict;
             }
         } else {
-            set_err(err, errlen, "%s: bad header: unexpected key '%.*s'", name,
+            fconv_io_errf(err, errlen, "%s: bad header: unexpected key '%.*s'", name,
                     klen > 40 ? 40 : (int)klen, key);
             return -1;
         }
@@ -232,7 +223,7 @@ int fconv_io_npy_parse(const unsigned char *bytes, size_t size, const char *name
     skip_ws(&c);
     if (c.p != c.end) goto bad_dict;
     if (!have_descr || !have_order || !have_shape) {
-        set_err(err, errlen, "%s: bad header: missing key '%s'", name,
+        fconv_io_errf(err, errlen, "%s: bad header: missing key '%s'", name,
                 !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
         return -1;
     }
@@ -248,25 +239,25 @@ int fconv_io_npy_parse(const unsigned char *bytes, size_t size, const char *name
     }
     if (zero) elems = 0;
     else if (overflow || elems > UINT64_MAX / itemsize) {
-        set_err(err, errlen, "%s: shape is too large (its byte size overflows)", name);
+        fconv_io_errf(err, errlen, "%s: shape is too large (its byte size overflows)", name);
         return -1;
     }
     uint64_t need = elems * itemsize;
     size_t have = size - data_off;
     if (need > have) {
-        set_err(err, errlen, "%s: truncated: header promises %llu bytes of data, file has %zu",
+        fconv_io_errf(err, errlen, "%s: truncated: header promises %llu bytes of data, file has %zu",
                 name, (unsigned long long)need, have);
         return -1;
     }
     if (need < have) {
-        set_err(err, errlen, "%s: %zu bytes of trailing data after the array", name,
+        fconv_io_errf(err, errlen, "%s: %zu bytes of trailing data after the array", name,
                 have - (size_t)need);
         return -1;
     }
 
     float *data = malloc((elems ? (size_t)elems : 1) * sizeof(float));
     if (!data) {
-        set_err(err, errlen, "%s: out of memory for %llu elements", name,
+        fconv_io_errf(err, errlen, "%s: out of memory for %llu elements", name,
                 (unsigned long long)elems);
         return -1;
     }
@@ -315,71 +306,23 @@ int fconv_io_npy_parse(const unsigned char *bytes, size_t size, const char *name
     return 0;
 
 bad_dict:
-    set_err(err, errlen, "%s: bad header: not a valid python dict with 'descr', "
+    fconv_io_errf(err, errlen, "%s: bad header: not a valid python dict with 'descr', "
             "'fortran_order' and 'shape' (near offset %zu)", name,
             (size_t)(c.p - (const char *)bytes));
     return -1;
 dup_key:
-    set_err(err, errlen, "%s: bad header: duplicate key", name);
+    fconv_io_errf(err, errlen, "%s: bad header: duplicate key", name);
     return -1;
 }
 
 /* ---- file I/O ---------------------------------------------------------------------- */
 
-/* Read a whole file into a malloc'ed buffer (sized by fstat, grown if the file grows). */
-static int read_whole_file(const char *path, unsigned char **buf, size_t *size, char *err,
-                           size_t errlen) {
-    *buf = NULL;
-    *size = 0;
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(fp);
-        set_err(err, errlen, "%s: is a directory", path);
-        return -1;
-    }
-    size_t cap = (S_ISREG(st.st_mode) && st.st_size > 0) ? (size_t)st.st_size + 1 : 65536;
-    size_t n = 0;
-    unsigned char *b = malloc(cap);
-    if (!b) goto oom;
-    for (;;) {
-        if (n == cap) {
-            size_t ncap = cap * 2;
-            unsigned char *nb = ncap > cap ? realloc(b, ncap) : NULL;
-            if (!nb) goto oom;
-            b = nb;
-            cap = ncap;
-        }
-        size_t got = fread(b + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) break;
-    }
-    if (ferror(fp)) {
-        set_err(err, errlen, "%s: read error: %s", path, strerror(errno));
-        free(b);
-        fclose(fp);
-        return -1;
-    }
-    fclose(fp);
-    *buf = b;
-    *size = n;
-    return 0;
-oom:
-    free(b);
-    fclose(fp);
-    set_err(err, errlen, "%s: out of memory reading the file", path);
-    return -1;
-}
 
 int fconv_io_npy_read(const char *path, fconv_io_array *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     unsigned char *buf;
     size_t size;
-    if (read_whole_file(path, &buf, &size, err, errlen) != 0) return -1;
+    if (fconv_io_read_file(path, &buf, &size, err, errlen) != 0) return -1;
     int rc = fconv_io_npy_parse(buf, size, path, out, err, errlen);
     free(buf);
     return rc;
@@ -388,14 +331,14 @@ int fconv_io_npy_read(const char *path, fconv_io_array *out, char *err, size_t e
 int fconv_io_npy_write(const char *path, const float *data, int ndim, const int64_t *shape,
                        char *err, size_t errlen) {
     if (ndim < 0 || ndim > FCONV_IO_MAX_NDIM || (ndim > 0 && !shape)) {
-        set_err(err, errlen, "%s: cannot write %d dimensions (0..%d)", path, ndim,
+        fconv_io_errf(err, errlen, "%s: cannot write %d dimensions (0..%d)", path, ndim,
                 FCONV_IO_MAX_NDIM);
         return -1;
     }
     uint64_t elems = 1;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0) {
-            set_err(err, errlen, "%s: negative dimension %lld", path, (long long)shape[i]);
+            fconv_io_errf(err, errlen, "%s: negative dimension %lld", path, (long long)shape[i]);
             return -1;
         }
     }
@@ -405,13 +348,13 @@ int fconv_io_npy_write(const char *path, const float *data, int ndim, const int6
             break;
         }
         if (elems > (uint64_t)(SIZE_MAX / 4) / (uint64_t)shape[i]) {
-            set_err(err, errlen, "%s: shape is too large", path);
+            fconv_io_errf(err, errlen, "%s: shape is too large", path);
             return -1;
         }
         elems *= (uint64_t)shape[i];
     }
     if (elems && !data) {
-        set_err(err, errlen, "%s: no data to write", path);
+        fconv_io_errf(err, errlen, "%s: no data to write", path);
         return -1;
     }
 
@@ -452,7 +395,7 @@ int fconv_io_npy_write(const char *path, const float *data, int ndim, const int6
     }
     if (ok && fill) ok = fwrite(chunk, 1, fill, f.fp) == fill;
     if (!ok) {
-        set_err(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        fconv_io_errf(err, errlen, "%s: write failed: %s", path, strerror(errno));
         fconv_io_atomic_abort(&f);
         return -1;
     }
