@@ -55,14 +55,33 @@ void fconv_filter_correlation_kernel(const fconv_plan *plan, const float *w, flo
     for (int64_t i = 0; i < n; i++) kc[i] = d->correlate ? w[i] : w[n - 1 - i];
 }
 
+struct interleave_ctx {
+    const float *planar; /* one channel's [OH][OW] */
+    float *y;
+    int64_t ow, channels, ch;
+};
+
+static void interleave_row_task(const void *vctx, size_t i) {
+    const struct interleave_ctx *c = vctx;
+    const float *restrict src = c->planar + (int64_t)i * c->ow;
+    float *restrict dst = c->y + (int64_t)i * c->ow * c->channels + c->ch;
+    for (int64_t j = 0; j < c->ow; j++) dst[j * c->channels] = src[j];
+}
+
+void fconv_filter_interleave_channel(const fconv_plan *plan, const float *planar, int64_t ch,
+                                     float *y) {
+    struct interleave_ctx c = {planar, y, plan->out_w, plan->filter.channels, ch};
+    fconv_parallel_1d(plan->threads, (size_t)plan->out_h, interleave_row_task, &c);
+}
+
 void fconv_filter_interleave_output(const fconv_plan *plan, const float *planar, float *y) {
     int64_t channels = plan->filter.channels, pixels = plan->out_h * plan->out_w;
     if (channels == 1) {
         memcpy(y, planar, (size_t)pixels * sizeof *y);
         return;
     }
-    for (int64_t p = 0; p < pixels; p++)
-        for (int64_t ch = 0; ch < channels; ch++) y[p * channels + ch] = planar[ch * pixels + p];
+    for (int64_t ch = 0; ch < channels; ch++)
+        fconv_filter_interleave_channel(plan, planar + ch * pixels, ch, y);
 }
 
 fconv_conv2d_desc fconv_filter_as_conv2d(const fconv_plan *plan) {

@@ -36,8 +36,14 @@ void fconv_filter_pad_planar(const fconv_plan *plan, const float *x, float *padd
 /* Write kc[KH][KW], the kernel in correlation orientation. */
 void fconv_filter_correlation_kernel(const fconv_plan *plan, const float *w, float *kc);
 
-/* Interleave planar results [CH][OH][OW] into y[OH][OW][CH] (a copy when CH == 1). */
+/* Interleave planar results [CH][OH][OW] into y[OH][OW][CH] (a copy when CH == 1), on the
+ * plan's threads. */
 void fconv_filter_interleave_output(const fconv_plan *plan, const float *planar, float *y);
+
+/* Write one channel's planar result [OH][OW] into channel ch of y[OH][OW][CH], on the plan's
+ * threads (for algorithms that finish one channel at a time). */
+void fconv_filter_interleave_channel(const fconv_plan *plan, const float *planar, int64_t ch,
+                                     float *y);
 
 /* The conv2d problem the lowered filter is (see above). */
 fconv_conv2d_desc fconv_filter_as_conv2d(const fconv_plan *plan);

@@ -182,19 +182,6 @@ static void execute_conv2d(const fconv_plan *plan, const float *x, const float *
 
 /* ---- filter2d / conv1d ------------------------------------------------------------------- */
 
-struct interleave_ctx {
-    const float *planar;  /* one channel's output [oh][ow] */
-    float *y;             /* y[oh][ow][channels] */
-    int64_t ow, channels, ch;
-};
-
-static void interleave_row_task(const void *vctx, size_t i) {
-    const struct interleave_ctx *c = vctx;
-    const float *restrict src = c->planar + (int64_t)i * c->ow;
-    float *restrict dst = c->y + (int64_t)i * c->ow * c->channels + c->ch;
-    for (int64_t j = 0; j < c->ow; j++) dst[j * c->channels] = src[j];
-}
-
 /* Channel by channel: lower the padded channel, one 1 x (KH·KW) × (KH·KW) x (OH·OW)
  * product, then interleave. The kernel is used as given: for a true convolution the rows
  * are lowered in reverse order, which is the same as flipping the kernel. */
@@ -213,10 +200,7 @@ static void execute_filter(const fconv_plan *plan, const float *x, const float *
         float *out = d->channels == 1 ? y : planar;
         fconv_gemm(plan->threads, 0, 0, 1, (size_t)pixels, (size_t)depth, w, (size_t)depth, cols,
                    (size_t)pixels, 0, out, (size_t)pixels);
-        if (d->channels > 1) {
-            struct interleave_ctx c = {planar, y, sh.q, d->channels, ch};
-            fconv_parallel_1d(plan->threads, (size_t)sh.p, interleave_row_task, &c);
-        }
+        if (d->channels > 1) fconv_filter_interleave_channel(plan, planar, ch, y);
     }
 }
 

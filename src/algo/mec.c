@@ -321,19 +321,6 @@ static void execute_conv2d(const fconv_plan *plan, const float *x, const float *
 
 /* ---- filter2d / conv1d ------------------------------------------------------------------- */
 
-struct interleave_ctx {
-    const float *planar;  /* one channel's output [oh][ow] */
-    float *y;             /* y[oh][ow][channels] */
-    int64_t ow, channels, ch;
-};
-
-static void interleave_row_task(const void *vctx, size_t i) {
-    const struct interleave_ctx *c = vctx;
-    const float *restrict src = c->planar + (int64_t)i * c->ow;
-    float *restrict dst = c->y + (int64_t)i * c->ow * c->channels + c->ch;
-    for (int64_t j = 0; j < c->ow; j++) dst[j * c->channels] = src[j];
-}
-
 /* Channel by channel: strips of the padded channel, one 1 x (KH·KW) GEMM per output row. */
 static void execute_filter(const fconv_plan *plan, const float *x, const float *kc, float *y,
                            char *ws, const struct mec_layout *l) {
@@ -346,10 +333,7 @@ static void execute_filter(const fconv_plan *plan, const float *x, const float *
         lower(plan->threads, &m, padded + ch * m.h * m.w, lowered);
         struct rows_ctx rc = {m, kc, lowered, d->channels == 1 ? y : planar, NULL, 1, 0, 1};
         output_rows(plan->threads, &rc);
-        if (d->channels > 1) {
-            struct interleave_ctx c = {planar, y, m.q, d->channels, ch};
-            fconv_parallel_1d(plan->threads, (size_t)m.p, interleave_row_task, &c);
-        }
+        if (d->channels > 1) fconv_filter_interleave_channel(plan, planar, ch, y);
     }
 }
 
