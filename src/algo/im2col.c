@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "algo/filter-lowering.h"
+#include "core/cost-model.h"
 #include "core/internal.h"
 #include "core/parallel.h"
 #include "kernels/gemm/gemm.h"
@@ -228,35 +229,9 @@ static size_t im2col_workspace(const fconv_plan *plan) { return layout_of(plan).
  * Seconds, fitted to CPU-time measurements on the 2-core Zen 5 VM (OpenBLAS 0.3.21 on one
  * thread; predicted within ~20% on ResNet layers, e.g. 64x56x56 with 64 3x3 filters: 3.3 ms
  * measured, filter2d 1024x1024 7x7: 45 ms):
- *  - GEMM (fitted to cblas_sgemm, m = 64, n = 7..3136, k = 27..2304): 2·m·k·(n + 18) at
- *    88 GFLOP/s (narrow products waste most of a 16-wide micro-tile), 0.4 ns per element of C,
- *    B streamed through the packing at half the copy rate below (dominant when m is small:
- *    filters have m = 1), and 0.7 µs per call;
- *  - memory passes (lowering, padding, epilogue, interleave): at 24 GB/s per thread while the
- *    buffer fits in L2 (1 MB), 12 GB/s in L3 (32 MB), 8 GB/s from DRAM.
+ *  - GEMM: fconv_gemm_seconds (kernels/gemm/gemm.h);
+ *  - memory passes (lowering, padding, epilogue, interleave): fconv_stream_seconds.
  */
-#define GEMM_FLOPS 88e9
-#define GEMM_NARROW_COLUMNS 18.0
-#define GEMM_C_SECONDS 0.4e-9
-#define GEMM_CALL_SECONDS 0.7e-6
-
-static double stream_seconds(double bytes) {
-    double rate = bytes <= 1048576.0 ? 24e9 : bytes <= 33554432.0 ? 12e9 : 8e9;
-    return bytes / rate;
-}
-
-/* One single-threaded GEMM call of m x n x k. */
-static double gemm_call_seconds(double m, double n, double k) {
-    return 2.0 * m * k * (n + GEMM_NARROW_COLUMNS) / GEMM_FLOPS + GEMM_C_SECONDS * m * n +
-           2.0 * stream_seconds(4.0 * n * k) + GEMM_CALL_SECONDS;
-}
-
-/* fconv_gemm: fixed 256x512 tiles of C, one call each, shared over the threads. */
-static double gemm_seconds(double m, double n, double k, int threads) {
-    double tm = ceil(m / 256), tn = ceil(n / 512), tiles = tm * tn;
-    double busy = tiles < threads ? tiles : threads;
-    return tiles * gemm_call_seconds(m / tm, n / tn, k) / busy;
-}
 
 static double im2col_cost(const fconv_plan *plan) {
     double t = plan->threads;
@@ -265,17 +240,17 @@ static double im2col_cost(const fconv_plan *plan) {
         struct im2col_shape sh = shape_of_conv2d(plan);
         double depth = (double)(sh.c * sh.r * sh.s), pixels = (double)(sh.p * sh.q);
         double kg = (double)(d->k / d->groups), blocks = (double)d->n * (double)d->groups;
-        double lowering = is_pointwise(plan) ? 0.0 : stream_seconds(4.0 * depth * pixels) / t;
-        double epilogue = d->has_bias || d->activation ? stream_seconds(8.0 * kg * pixels) / t : 0.0;
-        return blocks * (lowering + gemm_seconds(kg, pixels, depth, plan->threads) + epilogue);
+        double lowering = is_pointwise(plan) ? 0.0 : fconv_stream_seconds(4.0 * depth * pixels) / t;
+        double epilogue = d->has_bias || d->activation ? fconv_stream_seconds(8.0 * kg * pixels) / t : 0.0;
+        return blocks * (lowering + fconv_gemm_seconds(kg, pixels, depth, plan->threads) + epilogue);
     }
     struct im2col_shape sh = shape_of_filter(plan);
     double depth = (double)(sh.r * sh.s), pixels = (double)(sh.p * sh.q);
     double channels = (double)plan->filter.channels;
-    double pad = stream_seconds(8.0 * (double)(sh.h * sh.w)) / t;
-    double interleave = channels > 1 ? stream_seconds(8.0 * pixels) / t : 0.0;
-    return channels * (pad + stream_seconds(4.0 * depth * pixels) / t + interleave +
-                       gemm_seconds(1.0, pixels, depth, plan->threads));
+    double pad = fconv_stream_seconds(8.0 * (double)(sh.h * sh.w)) / t;
+    double interleave = channels > 1 ? fconv_stream_seconds(8.0 * pixels) / t : 0.0;
+    return channels * (pad + fconv_stream_seconds(4.0 * depth * pixels) / t + interleave +
+                       fconv_gemm_seconds(1.0, pixels, depth, plan->threads));
 }
 
 static void im2col_execute(const fconv_plan *plan, const float *x, const float *w,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "algo/filter-lowering.h"
+#include "core/cost-model.h"
 #include "core/internal.h"
 #include "core/parallel.h"
 #include "kernels/gemm/gemm.h"
@@ -383,28 +384,9 @@ static void mec_release(fconv_plan *plan) {
  * thread; predicted within ~25% on ResNet layers, e.g. 64x56x56 with 64 3x3 filters: 3.8 ms
  * measured, filter2d 1024x1024 7x7: 31 ms). MEC's GEMMs are narrow (n = Q), which is where
  * it loses to im2col on late layers (Q = 7..14):
- *  - GEMM (fitted to cblas_sgemm, m = 64, n = 7..3136, k = 27..2304): 2·m·k·(n + 18) at
- *    88 GFLOP/s (narrow products waste most of a 16-wide micro-tile), 0.4 ns per element of C,
- *    B streamed through the packing at half the copy rate below (dominant when m is small:
- *    filters have m = 1), and 0.7 µs per call;
- *  - memory passes (lowering, padding, epilogue, interleave): at 24 GB/s per thread while the
- *    buffer fits in L2 (1 MB), 12 GB/s in L3 (32 MB), 8 GB/s from DRAM.
+ *  - GEMM: fconv_gemm_seconds (kernels/gemm/gemm.h);
+ *  - memory passes (lowering, padding, epilogue, interleave): fconv_stream_seconds.
  */
-#define GEMM_FLOPS 88e9
-#define GEMM_NARROW_COLUMNS 18.0
-#define GEMM_C_SECONDS 0.4e-9
-#define GEMM_CALL_SECONDS 0.7e-6
-
-static double stream_seconds(double bytes) {
-    double rate = bytes <= 1048576.0 ? 24e9 : bytes <= 33554432.0 ? 12e9 : 8e9;
-    return bytes / rate;
-}
-
-/* One single-threaded GEMM call of m x n x k. */
-static double gemm_call_seconds(double m, double n, double k) {
-    return 2.0 * m * k * (n + GEMM_NARROW_COLUMNS) / GEMM_FLOPS + GEMM_C_SECONDS * m * n +
-           2.0 * stream_seconds(4.0 * n * k) + GEMM_CALL_SECONDS;
-}
 
 static double mec_cost(const fconv_plan *plan) {
     double t = plan->threads;
@@ -415,29 +397,26 @@ static double mec_cost(const fconv_plan *plan) {
     double blocks = conv2d ? (double)plan->conv2d.n * (double)plan->conv2d.groups
                            : (double)plan->filter.channels;
     double epilogue = conv2d && (plan->conv2d.has_bias || plan->conv2d.activation)
-                          ? stream_seconds(8.0 * kg * pixels) / t : 0.0;
-    if (is_pointwise(plan)) { /* one GEMM over all pixels, shared in 256x512 tiles */
-        double tm = ceil(kg / 256), tn = ceil(pixels / 512), tiles = tm * tn;
-        double busy = tiles < t ? tiles : t;
-        return blocks * (tiles * gemm_call_seconds(kg / tm, pixels / tn, depth) / busy + epilogue);
-    }
+                          ? fconv_stream_seconds(8.0 * kg * pixels) / t : 0.0;
+    if (is_pointwise(plan)) /* one GEMM over all pixels */
+        return blocks * (fconv_gemm_seconds(kg, pixels, depth, plan->threads) + epilogue);
     /* Every C·S block of L also costs a cache line of its own: small blocks (filters: KW
      * floats) are written partially. */
-    double lowering = stream_seconds((double)m.q * (double)m.hu * (4.0 * cs + 64.0)) / t;
+    double lowering = fconv_stream_seconds((double)m.q * (double)m.hu * (4.0 * cs + 64.0)) / t;
     /* Rows in parallel, or (few rows) each GEMM's 512-column tiles. */
     double units = m.p >= MEC_MIN_PARALLEL_ROWS ? (double)m.p : ceil((double)m.q / 512);
     double busy = units < t ? units : t;
     /* K/G in blocks of 64 output channels: each block's GEMM streams B again. */
     double kblocks = ceil(kg / MEC_K_BLOCK), kb = kg / kblocks;
-    double per_row = m.dh == 1 ? gemm_call_seconds(kb, (double)m.q, depth)
-                               : (double)m.r * gemm_call_seconds(kb, (double)m.q, cs);
+    double per_row = m.dh == 1 ? fconv_gemm_call_seconds(kb, (double)m.q, depth)
+                               : (double)m.r * fconv_gemm_call_seconds(kb, (double)m.q, cs);
     double rows = kblocks * (double)m.p * per_row / busy;
     if (conv2d) { /* weights given at execute time: re-laid out (serially) per image */
-        double relayout = weight_buffer_bytes(plan) ? stream_seconds(8.0 * kg * depth) : 0.0;
+        double relayout = weight_buffer_bytes(plan) ? fconv_stream_seconds(8.0 * kg * depth) : 0.0;
         return blocks * (lowering + rows + epilogue + relayout);
     }
-    double pad = stream_seconds(8.0 * (double)(m.h * m.w)) / t;
-    double interleave = plan->filter.channels > 1 ? stream_seconds(8.0 * pixels) / t : 0.0;
+    double pad = fconv_stream_seconds(8.0 * (double)(m.h * m.w)) / t;
+    double interleave = plan->filter.channels > 1 ? fconv_stream_seconds(8.0 * pixels) / t : 0.0;
     return blocks * (pad + lowering + rows + interleave);
 }
 

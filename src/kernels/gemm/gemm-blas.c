@@ -3,11 +3,13 @@
  * would fight ours for the cores, and calls from inside our parallel tasks would
  * oversubscribe); fastconv parallelizes around it by splitting C into fixed tiles.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 
 #include <cblas.h>
 
+#include "core/cost-model.h"
 #include "core/parallel.h"
 #include "kernels/gemm/gemm.h"
 
@@ -62,4 +64,21 @@ void fconv_gemm(int threads, int trans_a, int trans_b, size_t m, size_t n, size_
                          (n + TILE_N - 1) / TILE_N, a, b, c};
     size_t tiles = ((m + TILE_M - 1) / TILE_M) * g.tiles_n;
     fconv_parallel_1d(threads, tiles, gemm_tile_task, &g);
+}
+
+/*
+ * Fitted to cblas_sgemm on one thread (OpenBLAS 0.3.21, m = 64, n = 7..3136, k = 27..2304):
+ * 2·m·k·(n + 18) at 88 GFLOP/s (narrow products waste most of a 16-wide micro-tile), 0.4 ns
+ * per element of C, B streamed through the packing at half the copy rate (dominant when m is
+ * small: filters have m = 1), and 0.7 µs per call.
+ */
+double fconv_gemm_call_seconds(double m, double n, double k) {
+    return 2.0 * m * k * (n + 18.0) / 88e9 + 0.4e-9 * m * n + 2.0 * fconv_stream_seconds(4.0 * n * k) +
+           0.7e-6;
+}
+
+double fconv_gemm_seconds(double m, double n, double k, int threads) {
+    double tm = ceil(m / TILE_M), tn = ceil(n / TILE_N), tiles = tm * tn;
+    double busy = tiles < threads ? tiles : threads;
+    return tiles * fconv_gemm_call_seconds(m / tm, n / tn, k) / busy;
 }

@@ -15,6 +15,11 @@ void fconv_gemm(int threads, int trans_a, int trans_b, size_t m, size_t n, size_
                 const float *a, size_t lda, const float *b, size_t ldb, int accumulate, float *c,
                 size_t ldc);
 
+/* Estimated seconds of one single-threaded backend call of m x n x k, and of fconv_gemm on
+ * `threads` threads (its fixed tiles shared out): for the algorithms' cost models. */
+double fconv_gemm_call_seconds(double m, double n, double k);
+double fconv_gemm_seconds(double m, double n, double k, int threads);
+
 /* Name of the GEMM in use, for `fastconv info` ("openblas 0.3.21 ..."). */
 const char *fconv_gemm_backend(void);
 
