@@ -206,3 +206,32 @@ void cli_explain_plan(const fconv_plan *plan) {
                 fconv_plan_threads(plan), fconv_plan_threads(plan) == 1 ? "" : "s",
                 fconv_plan_workspace_size(plan));
 }
+
+int cli_parse_workspace_limit(const char *s, fconv_options *options) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || s[0] == '-' || errno == ERANGE) {
+        cli_usage_error("--max-workspace: '%s' is not a size (e.g. 0, 65536, 64K, 64M, 2G)", s);
+        return -1;
+    }
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (shift && (*end == 'i' || *end == 'I')) end++;
+    if (*end == 'b' || *end == 'B') end++;
+    if (*end != '\0' || (shift && v > (~0ull >> shift))) {
+        cli_usage_error("--max-workspace: '%s' is not a size (e.g. 0, 65536, 64K, 64M, 2G)", s);
+        return -1;
+    }
+    v <<= shift;
+    /* In the library 0 means "no limit"; on the command line it means "none at all". */
+    if (v == 0) options->flags |= FCONV_PLAN_NO_WORKSPACE;
+    else options->max_workspace_bytes = (size_t)v;
+    return 0;
+}

@@ -38,6 +38,10 @@ int cli_parse_border(const char *s, fconv_border *border, float *value);
 int cli_parse_algo(const char *s, fconv_algo *algo);
 int cli_parse_threads(const char *s, int *threads);
 
+/* --max-workspace SIZE (bytes, or with a K/M/G/T suffix, binary): the most workspace AUTO
+ * may choose, and an error for a named algorithm that needs more; 0 allows none. */
+int cli_parse_workspace_limit(const char *s, fconv_options *options);
+
 /* Read a .npy file; on failure print the reader's message. 0 / -1. */
 int cli_read_npy(const char *path, fconv_io_array *out);
 

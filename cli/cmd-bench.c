@@ -34,6 +34,7 @@ static const char bench_help[] =
     "  --threads N       threads (default 0 = all cores)\n"
     "  --reps R          timed executions after one warm-up (default 7)\n"
     "  --json            one JSON array of objects instead of a table\n"
+    "  --max-workspace S most scratch memory per algorithm (e.g. 64M; 0: none)\n"
     "  --kernel-values V random (default), gaussian (sigma = size/6) or box: the weights' values\n"
     "Data is generated (seeded uniform [-1, 1)). Planning is timed separately.\n";
 
@@ -50,6 +51,7 @@ struct bench_args {
     int threads;
     int reps;
     int json;
+    fconv_options limits;     /* the workspace budget (--max-workspace) */
 };
 
 struct bench_result {
@@ -94,7 +96,7 @@ static int parse_pair(const char *option, const char *s, int64_t min, int64_t *a
 static int parse_bench_args(int argc, char **argv, struct bench_args *a) {
     enum { OPT_SIZE = 256, OPT_KERNEL, OPT_INPUT, OPT_FILTERS, OPT_MODE, OPT_BORDER, OPT_CORRELATE,
            OPT_STRIDE, OPT_PAD, OPT_DILATION, OPT_GROUPS, OPT_RELU, OPT_ALGO, OPT_THREADS, OPT_REPS,
-           OPT_JSON, OPT_KERNEL_VALUES };
+           OPT_JSON, OPT_KERNEL_VALUES, OPT_MAX_WORKSPACE };
     static const struct option longopts[] = {
         {"size", required_argument, NULL, OPT_SIZE},       {"kernel", required_argument, NULL, OPT_KERNEL},
         {"input", required_argument, NULL, OPT_INPUT},     {"filters", required_argument, NULL, OPT_FILTERS},
@@ -105,6 +107,7 @@ static int parse_bench_args(int argc, char **argv, struct bench_args *a) {
         {"algo", required_argument, NULL, OPT_ALGO},       {"threads", required_argument, NULL, OPT_THREADS},
         {"reps", required_argument, NULL, OPT_REPS},       {"json", no_argument, NULL, OPT_JSON},
         {"kernel-values", required_argument, NULL, OPT_KERNEL_VALUES},
+        {"max-workspace", required_argument, NULL, OPT_MAX_WORKSPACE},
         {"help", no_argument, NULL, 'h'},                  {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
     a->reps = 7;
@@ -217,6 +220,9 @@ static int parse_bench_args(int argc, char **argv, struct bench_args *a) {
             else if (strcmp(optarg, "box") == 0) a->kernel_values = KERNEL_BOX;
             else return cli_usage_error("--kernel-values: unknown '%s' (use random, gaussian or box)", optarg);
             break;
+        case OPT_MAX_WORKSPACE:
+            if (cli_parse_workspace_limit(optarg, &a->limits)) return CLI_EXIT_USAGE;
+            break;
         case 'h': fputs(bench_help, stdout); return -1;
         default: return cli_report_getopt_error("bench", argv, c);
         }
@@ -311,7 +317,8 @@ static double measure_error(const fconv_plan *plan, const float *x, const float 
 /* Plan and time one algorithm. 0 on success; 1 if it declined (reason in *why). */
 static int bench_one(const struct bench_args *a, fconv_algo algo, const float *x, const float *w,
                      float *y, struct bench_result *r, char *why, size_t why_len) {
-    fconv_options o = {.algo = algo, .threads = a->threads};
+    fconv_options o = {.algo = algo, .threads = a->threads,
+                       .max_workspace_bytes = a->limits.max_workspace_bytes, .flags = a->limits.flags};
     fconv_plan *plan;
     reset_peak_rss();
     double t0 = now_ms();

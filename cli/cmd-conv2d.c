@@ -23,7 +23,8 @@ static const char conv2d_help[] =
     "--groups G              default 1 (G = C: depthwise)\n"
     "--relu                  fused ReLU after the bias\n"
     "--algo NAME             algorithm (default auto; see `fastconv info`)\n"
-    "--threads N             threads (default 0 = all cores)\n";
+    "--threads N             threads (default 0 = all cores)\n"
+    "--max-workspace S       most scratch memory (e.g. 64M; 0: none); AUTO picks within it\n";
 
 struct conv2d_args {
     const char *input, *weights, *output, *bias;
@@ -59,13 +60,14 @@ static int parse_pad(const char *s, fconv_conv2d_desc *d) {
 }
 
 static int parse_conv2d_args(int argc, char **argv, struct conv2d_args *a) {
-    enum { OPT_BIAS = 256, OPT_STRIDE, OPT_PAD, OPT_DILATION, OPT_GROUPS, OPT_RELU, OPT_ALGO, OPT_THREADS };
+    enum { OPT_BIAS = 256, OPT_STRIDE, OPT_PAD, OPT_DILATION, OPT_GROUPS, OPT_RELU, OPT_ALGO, OPT_THREADS, OPT_MAX_WORKSPACE };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},      {"bias", required_argument, NULL, OPT_BIAS},
         {"stride", required_argument, NULL, OPT_STRIDE}, {"pad", required_argument, NULL, OPT_PAD},
         {"dilation", required_argument, NULL, OPT_DILATION},
         {"groups", required_argument, NULL, OPT_GROUPS}, {"relu", no_argument, NULL, OPT_RELU},
         {"algo", required_argument, NULL, OPT_ALGO},    {"threads", required_argument, NULL, OPT_THREADS},
+        {"max-workspace", required_argument, NULL, OPT_MAX_WORKSPACE},
         {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
     int c;
@@ -92,6 +94,9 @@ static int parse_conv2d_args(int argc, char **argv, struct conv2d_args *a) {
             break;
         case OPT_THREADS:
             if (cli_parse_threads(optarg, &a->options.threads)) return CLI_EXIT_USAGE;
+            break;
+        case OPT_MAX_WORKSPACE:
+            if (cli_parse_workspace_limit(optarg, &a->options)) return CLI_EXIT_USAGE;
             break;
         case 'h': fputs(conv2d_help, stdout); return -1;
         default: return cli_report_getopt_error("conv2d", argv, c);

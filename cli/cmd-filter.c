@@ -34,7 +34,8 @@ static const char filter_help[] =
     "--bit-depth D    image outputs: 8 or 16 (PNG/PGM/PPM); default: the input image's (JPEG: 8),\n"
     "                 else 8; an image input is rescaled when the depths differ\n"
     "--algo NAME      algorithm (default auto; see `fastconv info`)\n"
-    "--threads N      threads (default 0 = all cores)\n";
+    "--threads N      threads (default 0 = all cores)\n"
+    "--max-workspace S  most scratch memory (e.g. 64M; 0: none); AUTO picks within it\n";
 
 struct filter_args {
     const char *input;
@@ -48,14 +49,15 @@ struct filter_args {
 };
 
 static int parse_filter_args(int argc, char **argv, struct filter_args *a) {
-    enum { OPT_MODE = 256, OPT_BORDER, OPT_CORRELATE, OPT_ALGO, OPT_THREADS, OPT_NORMALIZE, OPT_DEPTH };
+    enum { OPT_MODE = 256, OPT_BORDER, OPT_CORRELATE, OPT_ALGO, OPT_THREADS, OPT_NORMALIZE, OPT_DEPTH, OPT_MAX_WORKSPACE };
     static const struct option longopts[] = {
         {"kernel", required_argument, NULL, 'k'},   {"output", required_argument, NULL, 'o'},
         {"mode", required_argument, NULL, OPT_MODE}, {"border", required_argument, NULL, OPT_BORDER},
         {"correlate", no_argument, NULL, OPT_CORRELATE}, {"algo", required_argument, NULL, OPT_ALGO},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"normalize", no_argument, NULL, OPT_NORMALIZE},
-        {"bit-depth", required_argument, NULL, OPT_DEPTH}, {"help", no_argument, NULL, 'h'},
+        {"bit-depth", required_argument, NULL, OPT_DEPTH}, {"max-workspace", required_argument, NULL, OPT_MAX_WORKSPACE},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
     a->desc.mode = FCONV_MODE_SAME;
@@ -89,6 +91,9 @@ static int parse_filter_args(int argc, char **argv, struct filter_args *a) {
             if (cli_parse_int("--bit-depth", optarg, 8, 16, &v)) return CLI_EXIT_USAGE;
             if (v != 8 && v != 16) return cli_usage_error("--bit-depth: must be 8 or 16, got %lld", (long long)v);
             a->bit_depth = (int)v;
+            break;
+        case OPT_MAX_WORKSPACE:
+            if (cli_parse_workspace_limit(optarg, &a->options)) return CLI_EXIT_USAGE;
             break;
         case 'h': printf(filter_help, cli_kernel_names()); return -1;
         default: return cli_report_getopt_error("filter", argv, c);
