@@ -232,6 +232,88 @@ def make_layer(gray_rgb_scene):
     return inp, w, b
 
 
+# --------------------------------------------------------------------------
+# UMI applications: a motion pair and a rectified stereo pair, both made from
+# the gray scene by integer shifts, so the ground truth is exact.
+# --------------------------------------------------------------------------
+MOTION_GLOBAL = (3, -2)          # (dx, dy) of the whole frame
+MOTION_PATCH = (-4, 5)           # (dx, dy) of the moving square
+MOTION_SQUARE = (160, 256, 96)   # its top-left (y, x) in frame0 and side: block-aligned
+MOTION_BLOCK = 8
+
+
+def _shift(img, dx, dy):
+    """out[y, x] = img[y - dy, x - dx], edges replicated."""
+    h, w = img.shape
+    ys = np.clip(np.arange(h) - dy, 0, h - 1)
+    xs = np.clip(np.arange(w) - dx, 0, w - 1)
+    return img[ys][:, xs]
+
+
+def make_motion_pair(gray):
+    """frame1: frame0 moved by MOTION_GLOBAL, except a square of frame0 that moved by
+    MOTION_PATCH (pasted on top). Ground truth per 8x8 block of frame0: (dx, dy), NaN where
+    a block is not wholly one motion, sees the frame edge or is covered by the square."""
+    h, w = gray.shape
+    f1 = _shift(gray, *MOTION_GLOBAL)
+    sy, sx, side = MOTION_SQUARE
+    pdx, pdy = MOTION_PATCH
+    f1[sy + pdy:sy + pdy + side, sx + pdx:sx + pdx + side] = gray[sy:sy + side, sx:sx + side]
+    b = MOTION_BLOCK
+    gt = np.full((h // b, w // b, 2), np.nan, np.float32)
+    gdx, gdy = MOTION_GLOBAL
+    for by in range(h // b):
+        for bx in range(w // b):
+            y0, x0 = by * b, bx * b
+            if sy <= y0 and y0 + b <= sy + side and sx <= x0 and x0 + b <= sx + side:
+                gt[by, bx] = MOTION_PATCH
+                continue
+            # Background block: its target must be inside the frame, away from the pasted
+            # square (with a block of margin on each side), and its source must not be in
+            # the square either.
+            ty, tx = y0 + gdy, x0 + gdx
+            if ty < 0 or tx < 0 or ty + b > h or tx + b > w:
+                continue
+            qy0, qx0 = sy + pdy - b, sx + pdx - b
+            if qy0 < ty + b and ty < qy0 + side + 2 * b and qx0 < tx + b and tx < qx0 + side + 2 * b:
+                continue
+            if sy - b < y0 + b and y0 < sy + side + b and sx - b < x0 + b and x0 < sx + side + b:
+                continue
+            gt[by, bx] = MOTION_GLOBAL
+    return f1, gt
+
+
+STEREO_BACKGROUND = 4
+STEREO_OBJECTS = [((120, 300, 130, 150), 12), ((260, 380, 200, 120), 24)]  # (y, x, h, w), d
+
+
+def make_stereo_pair(gray):
+    """left = the gray scene; the right view is painted from it back to front: right[y, x - d]
+    = left[y, x] with d = 4 for the background and d = 12, 24 for two fronto-parallel
+    rectangles. Right pixels no left pixel lands on (background hidden in the left view)
+    get seeded noise. Ground truth disparity in left coordinates as uint8; 255 marks pixels
+    without one (occluded in the right view, or x - d < 0)."""
+    h, w = gray.shape
+    left = gray
+    disp = np.full((h, w), STEREO_BACKGROUND, np.int32)
+    for (y, x, hh, ww), d in STEREO_OBJECTS:
+        disp[y:y + hh, x:x + ww] = d
+    rng = np.random.default_rng(5150)
+    right = rng.integers(0, 256, (h, w), dtype=np.uint8)
+    owner = np.full((h, w), -1, np.int64)  # which left x each right pixel shows
+    for y in range(h):
+        # Painter's order: nearer (larger disparity) surfaces last.
+        for x in np.argsort(disp[y], kind="stable"):
+            tx = x - disp[y, x]
+            if 0 <= tx < w:
+                right[y, tx] = left[y, x]
+                owner[y, tx] = x
+    gt = np.full((h, w), 255, np.uint8)
+    for y in range(h):
+        seen = owner[y][owner[y] >= 0]
+        gt[y, seen] = disp[y, seen]
+    return right, gt
+
 README = """\
 # Sample data
 
@@ -246,6 +328,10 @@ regenerates every file below byte-identically (fixed seeds, no time dependence).
 - `layer-input.npy` - float32 1x3x64x64 (NCHW): centre 448x448 crop of `scene.png`, 7x7 box-downsampled, R/G/B planes as channels, scaled to [0,1].
 - `layer-weights.npy` - float32 8x3x3x3 (OIHW) seeded normal weights scaled by 1/sqrt(27).
 - `layer-bias.npy` - float32, 8 seeded bias values (normal, sigma 0.1).
+- `motion-frame1.png` - 640x480 gray: `scene-gray.png` (frame 0) moved by (dx, dy) = (3, -2), except a 96x96 square (top-left y 160, x 256 in frame 0) that moved by (-4, 5); edges replicated.
+- `motion-gt.npy` - float32 60x80x2: the true (dx, dy) of every 8x8 block of frame 0, NaN where a block mixes motions, is covered by the square or leaves the frame.
+- `stereo-right.png` - 640x480 gray right view of a rectified pair whose left view is `scene-gray.png`: background at disparity 4, rectangles (y 120, x 300, 130x150) at 12 and (y 260, x 380, 200x120) at 24; right[y, x - d] = left[y, x], painted back to front; background hidden in the left view is seeded noise.
+- `stereo-gt.npy` - uint8 480x640: the true disparity of every left pixel, 255 where it has none (occluded in the right view or outside it).
 """
 
 
@@ -269,6 +355,14 @@ def main():
     np.save(os.path.join(out, "layer-input.npy"), inp)
     np.save(os.path.join(out, "layer-weights.npy"), w)
     np.save(os.path.join(out, "layer-bias.npy"), b)
+
+    gray = to_gray(scene)
+    frame1, motion_gt = make_motion_pair(gray)
+    write_png(os.path.join(out, "motion-frame1.png"), frame1)
+    np.save(os.path.join(out, "motion-gt.npy"), motion_gt)
+    right, disp_gt = make_stereo_pair(gray)
+    write_png(os.path.join(out, "stereo-right.png"), right)
+    np.save(os.path.join(out, "stereo-gt.npy"), disp_gt)
 
     with open(os.path.join(out, "README.md"), "w", newline="\n") as f:
         f.write(README)
