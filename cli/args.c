@@ -137,6 +137,17 @@ int cli_parse_threads(const char *s, int *threads) {
     return 0;
 }
 
+int cli_parse_device(const char *s, fconv_device *device) {
+    static const char *const names[] = {"cpu", "opencl", "cuda"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *device = (fconv_device)i;
+            return 0;
+        }
+    cli_usage_error("--device: unknown device '%s' (expected cpu, opencl or cuda)", s);
+    return -1;
+}
+
 int cli_read_npy(const char *path, fconv_io_array *out) {
     char err[512];
     if (fconv_io_npy_read(path, out, err, sizeof err) != 0) {

@@ -37,6 +37,8 @@ int cli_parse_mode(const char *s, fconv_mode *mode);
 int cli_parse_border(const char *s, fconv_border *border, float *value);
 int cli_parse_algo(const char *s, fconv_algo *algo);
 int cli_parse_threads(const char *s, int *threads);
+/* --device cpu|opencl|cuda. */
+int cli_parse_device(const char *s, fconv_device *device);
 
 /* --max-workspace SIZE (bytes, or with a K/M/G/T suffix, binary): the most workspace AUTO
  * may choose, and an error for a named algorithm that needs more; 0 allows none. */

@@ -8,6 +8,15 @@ add_executable(fastconv_cli
   cli/cmd-conv1d.c
   cli/cmd-bench.c
   cli/cmd-info.c
+  # UMI applications (block matching, stereo, bilateral) and their shared helpers
+  cli/frames.c
+  cli/cmd-match.c
+  cli/cmd-stereo.c
+  cli/cmd-bilateral.c
+  # benchmark suite and tuning (wisdom)
+  cli/bench-shapes.c
+  cli/cmd-bench-suite.c
+  cli/cmd-tune.c
 )
 set_target_properties(fastconv_cli PROPERTIES OUTPUT_NAME fastconv)
 target_include_directories(fastconv_cli PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)

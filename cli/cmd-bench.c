@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "args.h"
+#include "bench.h"
 #include "commands.h"
 #include "core/internal.h"
 #include "ref/conv-ref.h"
@@ -29,38 +30,17 @@ static const char bench_help[] =
     "       fastconv bench conv2d --input NxCxHxW --filters KxRxS [--stride S|SH,SW]\n"
     "                             [--pad P|PH,PW|T,L,B,R] [--dilation D|DH,DW] [--groups G] [--relu]\n"
     "       fastconv bench conv1d --size N --kernel M [--mode M] [--correlate]\n"
+    "       fastconv bench suite [--quick] ...   the whole suite (see fastconv bench suite --help)\n"
     "common options:\n"
     "  --algo NAME|all   one algorithm, or every one that serves the problem (default auto)\n"
     "  --threads N       threads (default 0 = all cores)\n"
+    "  --device D        cpu (default), opencl or cuda; GPU rows add kernel and transfer\n"
+    "                    time (device events, medians)\n"
     "  --reps R          timed executions after one warm-up (default 7)\n"
     "  --json            one JSON array of objects instead of a table\n"
     "  --max-workspace S most scratch memory per algorithm (e.g. 64M; 0: none)\n"
     "  --kernel-values V random (default), gaussian (sigma = size/6) or box: the weights' values\n"
     "Data is generated (seeded uniform [-1, 1)). Planning is timed separately.\n";
-
-enum kernel_values { KERNEL_RANDOM = 0, KERNEL_GAUSSIAN, KERNEL_BOX };
-
-struct bench_args {
-    int kind;                 /* FCONV_KIND_* */
-    enum kernel_values kernel_values;
-    fconv_conv2d_desc conv2d;
-    fconv_filter2d_desc filter;
-    fconv_conv1d_desc conv1d;
-    int all;
-    fconv_algo algo;
-    int threads;
-    int reps;
-    int json;
-    fconv_options limits;     /* the workspace budget (--max-workspace) */
-};
-
-struct bench_result {
-    fconv_algo algo;
-    double median_ms, min_ms, max_ms, plan_ms, gflops, error;
-    size_t workspace;
-    long long peak_rss;
-    int threads;
-};
 
 /* "AxBxC..." with exactly n positive values (or n - 1, the last defaulting to 1, when
  * optional_last); form names the expected spelling for the message. */
@@ -93,10 +73,10 @@ static int parse_pair(const char *option, const char *s, int64_t min, int64_t *a
     return 0;
 }
 
-static int parse_bench_args(int argc, char **argv, struct bench_args *a) {
+int bench_parse_args(int argc, char **argv, struct bench_args *a) {
     enum { OPT_SIZE = 256, OPT_KERNEL, OPT_INPUT, OPT_FILTERS, OPT_MODE, OPT_BORDER, OPT_CORRELATE,
            OPT_STRIDE, OPT_PAD, OPT_DILATION, OPT_GROUPS, OPT_RELU, OPT_ALGO, OPT_THREADS, OPT_REPS,
-           OPT_JSON, OPT_KERNEL_VALUES, OPT_MAX_WORKSPACE };
+           OPT_JSON, OPT_KERNEL_VALUES, OPT_MAX_WORKSPACE, OPT_DEVICE };
     static const struct option longopts[] = {
         {"size", required_argument, NULL, OPT_SIZE},       {"kernel", required_argument, NULL, OPT_KERNEL},
         {"input", required_argument, NULL, OPT_INPUT},     {"filters", required_argument, NULL, OPT_FILTERS},
@@ -104,7 +84,7 @@ static int parse_bench_args(int argc, char **argv, struct bench_args *a) {
         {"correlate", no_argument, NULL, OPT_CORRELATE},   {"stride", required_argument, NULL, OPT_STRIDE},
         {"pad", required_argument, NULL, OPT_PAD},         {"dilation", required_argument, NULL, OPT_DILATION},
         {"groups", required_argument, NULL, OPT_GROUPS},   {"relu", no_argument, NULL, OPT_RELU},
-        {"algo", required_argument, NULL, OPT_ALGO},       {"threads", required_argument, NULL, OPT_THREADS},
+        {"algo", required_argument, NULL, OPT_ALGO},       {"threads", required_argument, NULL, OPT_THREADS}, {"device", required_argument, NULL, OPT_DEVICE},
         {"reps", required_argument, NULL, OPT_REPS},       {"json", no_argument, NULL, OPT_JSON},
         {"kernel-values", required_argument, NULL, OPT_KERNEL_VALUES},
         {"max-workspace", required_argument, NULL, OPT_MAX_WORKSPACE},
@@ -120,7 +100,7 @@ static int parse_bench_args(int argc, char **argv, struct bench_args *a) {
     if (strcmp(what, "filter") == 0) a->kind = FCONV_KIND_FILTER2D;
     else if (strcmp(what, "conv2d") == 0) a->kind = FCONV_KIND_CONV2D;
     else if (strcmp(what, "conv1d") == 0) a->kind = FCONV_KIND_CONV1D;
-    else return cli_usage_error("bench: unknown problem '%s' (use filter, conv2d or conv1d)", what);
+    else return cli_usage_error("bench: unknown problem '%s' (use filter, conv2d, conv1d or suite)", what);
     argc--;
     argv++;
 
@@ -207,6 +187,9 @@ static int parse_bench_args(int argc, char **argv, struct bench_args *a) {
         case OPT_THREADS:
             if (cli_parse_threads(optarg, &a->threads)) return CLI_EXIT_USAGE;
             break;
+        case OPT_DEVICE:
+            if (cli_parse_device(optarg, &a->device)) return CLI_EXIT_USAGE;
+            break;
         case OPT_REPS: {
             int64_t r;
             if (cli_parse_int("--reps", optarg, 1, 100000, &r)) return CLI_EXIT_USAGE;
@@ -290,7 +273,7 @@ static int compare_double(const void *pa, const void *pb) {
     return (a > b) - (a < b);
 }
 
-static fconv_status make_plan(const struct bench_args *a, const fconv_options *o, const float *w,
+fconv_status bench_make_plan(const struct bench_args *a, const fconv_options *o, const float *w,
                               const float *bias, fconv_plan **plan) {
     if (a->kind == FCONV_KIND_CONV2D) return fconv_plan_conv2d(&a->conv2d, o, w, bias, plan);
     if (a->kind == FCONV_KIND_FILTER2D) return fconv_plan_filter2d(&a->filter, o, w, plan);
@@ -315,19 +298,20 @@ static double measure_error(const fconv_plan *plan, const float *x, const float 
 }
 
 /* Plan and time one algorithm. 0 on success; 1 if it declined (reason in *why). */
-static int bench_one(const struct bench_args *a, fconv_algo algo, const float *x, const float *w,
+int bench_one(const struct bench_args *a, fconv_algo algo, const float *x, const float *w,
                      float *y, struct bench_result *r, char *why, size_t why_len) {
-    fconv_options o = {.algo = algo, .threads = a->threads,
+    fconv_options o = {.algo = algo, .threads = a->threads, .device = a->device,
                        .max_workspace_bytes = a->limits.max_workspace_bytes, .flags = a->limits.flags};
     fconv_plan *plan;
     reset_peak_rss();
     double t0 = now_ms();
-    fconv_status st = make_plan(a, &o, w, NULL, &plan);
+    fconv_status st = bench_make_plan(a, &o, w, NULL, &plan);
     double t1 = now_ms();
     if (st != FCONV_OK) {
         snprintf(why, why_len, "%s", fconv_last_error());
         return 1;
     }
+    if (algo == FCONV_ALGO_AUTO) cli_explain_plan(plan); /* FASTCONV_VERBOSE: what AUTO chose, why */
     size_t ws_bytes = fconv_plan_workspace_size(plan);
     void *ws = ws_bytes ? fconv_alloc_aligned(ws_bytes) : NULL;
     if (ws_bytes && !ws) {
@@ -335,12 +319,22 @@ static int bench_one(const struct bench_args *a, fconv_algo algo, const float *x
         fconv_plan_destroy(plan);
         return 1;
     }
-    double *times = malloc((size_t)a->reps * sizeof *times);
+    double *times = malloc(3 * (size_t)a->reps * sizeof *times);
+    double *kernel = times + a->reps, *transfer = kernel + a->reps; /* GPU: device events */
     fconv_execute_with_workspace(plan, x, NULL, NULL, y, ws, ws_bytes); /* warm-up */
+    r->on_device = a->device != FCONV_DEVICE_CPU;
     for (int i = 0; i < a->reps; i++) {
         double s = now_ms();
         fconv_execute_with_workspace(plan, x, NULL, NULL, y, ws, ws_bytes);
         times[i] = now_ms() - s;
+        if (r->on_device && fconv_last_execute_timing(&kernel[i], &transfer[i]) != FCONV_OK)
+            kernel[i] = transfer[i] = 0.0;
+    }
+    if (r->on_device) {
+        qsort(kernel, (size_t)a->reps, sizeof *kernel, compare_double);
+        qsort(transfer, (size_t)a->reps, sizeof *transfer, compare_double);
+        r->kernel_ms = kernel[a->reps / 2];
+        r->transfer_ms = transfer[a->reps / 2];
     }
     r->peak_rss = peak_rss_bytes();
     qsort(times, (size_t)a->reps, sizeof *times, compare_double);
@@ -359,7 +353,7 @@ static int bench_one(const struct bench_args *a, fconv_algo algo, const float *x
     return 0;
 }
 
-static void describe_problem(const struct bench_args *a, char *buf, size_t n) {
+void bench_describe_problem(const struct bench_args *a, char *buf, size_t n) {
     static const char *modes[] = {"full", "same", "valid"};
     static const char *borders[] = {"zero", "constant", "replicate", "reflect", "mirror", "wrap"};
     if (a->kind == FCONV_KIND_CONV2D) {
@@ -397,36 +391,39 @@ static const char *human_bytes(double b, char *buf, size_t n) {
     return buf;
 }
 
-static void print_table_row(const struct bench_result *r, const char *requested) {
+void bench_print_table_row(const struct bench_result *r, const char *requested) {
     char ws[32], rss[32], name[40];
     if (requested) snprintf(name, sizeof name, "%s (%s)", requested, fconv_algo_name(r->algo));
     else snprintf(name, sizeof name, "%s", fconv_algo_name(r->algo));
     printf("%-20s %10.3f %10.3f %10.3f %9.2f %9.2f %11s %11s %9.1e\n", name, r->median_ms, r->min_ms,
            r->max_ms, r->plan_ms, r->gflops, human_bytes((double)r->workspace, ws, sizeof ws),
            human_bytes((double)r->peak_rss, rss, sizeof rss), r->error);
+    if (r->on_device)
+        printf("%-20s kernel %.3f ms, transfers %.3f ms (device events, medians)\n", "", r->kernel_ms,
+               r->transfer_ms);
 }
 
-static void print_json_row(const struct bench_result *r, const char *requested, int first) {
+void bench_print_json_row(const struct bench_result *r, const char *requested, int first) {
     printf("%s\n  {\"algo\": \"%s\", \"requested\": \"%s\", \"median_ms\": %.6f, \"min_ms\": %.6f, "
            "\"max_ms\": %.6f, \"plan_ms\": %.6f, \"gflops\": %.4f, \"workspace_bytes\": %zu, "
-           "\"peak_rss_bytes\": %lld, \"error\": %.6e, \"threads\": %d}",
+           "\"peak_rss_bytes\": %lld, \"error\": %.6e, \"threads\": %d",
            first ? "" : ",", fconv_algo_name(r->algo), requested ? requested : fconv_algo_name(r->algo),
            r->median_ms, r->min_ms, r->max_ms, r->plan_ms, r->gflops, r->workspace, r->peak_rss,
            r->error, r->threads);
+    if (r->on_device) printf(", \"kernel_ms\": %.6f, \"transfer_ms\": %.6f", r->kernel_ms, r->transfer_ms);
+    printf("}");
 }
 
-int cmd_bench(int argc, char **argv) {
-    struct bench_args a;
-    int rc = parse_bench_args(argc, argv, &a);
-    if (rc != CLI_EXIT_OK) return rc < 0 ? CLI_EXIT_OK : rc;
-
+/* Plan once with AUTO to validate the problem and learn the operand sizes, then generate
+ * the data: seeded uniform [-1, 1) (weights structured with --kernel-values). */
+int bench_make_data(const struct bench_args *a, float **xp, float **wp, float **yp, double *macs) {
     /* Plan once with AUTO to validate the problem and learn the operand sizes. */
     fconv_plan *probe;
-    fconv_status st = make_plan(&a, &(fconv_options){.threads = a.threads}, NULL, NULL, &probe);
+    fconv_status st = bench_make_plan(a, &(fconv_options){.threads = a->threads}, NULL, NULL, &probe);
     if (st != FCONV_OK) return cli_library_error("bench", st);
     int64_t nx = fconv_plan_input_elements(probe), nw = fconv_plan_weight_elements(probe),
             ny = fconv_plan_output_elements(probe);
-    double macs = fconv_plan_macs(probe);
+    *macs = fconv_plan_macs(probe);
     fconv_plan_destroy(probe);
 
     float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w),
@@ -445,10 +442,27 @@ int cmd_bench(int argc, char **argv) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
         w[i] = (float)((double)(state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
     }
-    if (a.kernel_values != KERNEL_RANDOM) fill_structured_weights(&a, w, nw);
+    if (a->kernel_values != KERNEL_RANDOM) fill_structured_weights(a, w, nw);
+
+    *xp = x;
+    *wp = w;
+    *yp = y;
+    return CLI_EXIT_OK;
+}
+
+int cmd_bench(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "suite") == 0) return cmd_bench_suite(argc - 1, argv + 1);
+    struct bench_args a;
+    int rc = bench_parse_args(argc, argv, &a);
+    if (rc != CLI_EXIT_OK) return rc < 0 ? CLI_EXIT_OK : rc;
+
+    float *x, *w, *y;
+    double macs;
+    rc = bench_make_data(&a, &x, &w, &y, &macs);
+    if (rc != CLI_EXIT_OK) return rc;
 
     char problem[512];
-    describe_problem(&a, problem, sizeof problem);
+    bench_describe_problem(&a, problem, sizeof problem);
     if (!a.json) {
         printf("problem: %s; %.3g multiply-adds; %d reps after a warm-up\n", problem, macs, a.reps);
         printf("%-20s %10s %10s %10s %9s %9s %11s %11s %9s\n", "algo", "median ms", "min ms", "max ms",
@@ -481,8 +495,8 @@ int cmd_bench(int argc, char **argv) {
             return cli_fail("bench: %s", why);
         }
         const char *requested = algo == FCONV_ALGO_AUTO ? "auto" : NULL;
-        if (a.json) print_json_row(&r, requested, first);
-        else print_table_row(&r, requested);
+        if (a.json) bench_print_json_row(&r, requested, first);
+        else bench_print_table_row(&r, requested);
         first = 0;
         ran++;
     }

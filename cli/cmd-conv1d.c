@@ -17,14 +17,15 @@ static const char conv1d_help[] =
     "--correlate    correlate instead of convolving\n"
     "--algo NAME    algorithm (default auto; see `fastconv info`)\n"
     "--threads N    threads (default 0 = all cores)\n"
+    "--device D     cpu (default), opencl or cuda (see `fastconv info`)\n"
     "--max-workspace S  most scratch memory (e.g. 64M; 0: none); AUTO picks within it\n";
 
 int cmd_conv1d(int argc, char **argv) {
-    enum { OPT_MODE = 256, OPT_CORRELATE, OPT_ALGO, OPT_THREADS, OPT_MAX_WORKSPACE };
+    enum { OPT_MODE = 256, OPT_CORRELATE, OPT_ALGO, OPT_THREADS, OPT_MAX_WORKSPACE, OPT_DEVICE };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},  {"mode", required_argument, NULL, OPT_MODE},
         {"correlate", no_argument, NULL, OPT_CORRELATE}, {"algo", required_argument, NULL, OPT_ALGO},
-        {"threads", required_argument, NULL, OPT_THREADS}, {"max-workspace", required_argument, NULL, OPT_MAX_WORKSPACE},
+        {"threads", required_argument, NULL, OPT_THREADS}, {"device", required_argument, NULL, OPT_DEVICE}, {"max-workspace", required_argument, NULL, OPT_MAX_WORKSPACE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     fconv_conv1d_desc d = {.mode = FCONV_MODE_FULL};
@@ -43,6 +44,9 @@ int cmd_conv1d(int argc, char **argv) {
             break;
         case OPT_THREADS:
             if (cli_parse_threads(optarg, &options.threads)) return CLI_EXIT_USAGE;
+            break;
+        case OPT_DEVICE:
+            if (cli_parse_device(optarg, &options.device)) return CLI_EXIT_USAGE;
             break;
         case OPT_MAX_WORKSPACE:
             if (cli_parse_workspace_limit(optarg, &options)) return CLI_EXIT_USAGE;

@@ -24,6 +24,7 @@ static const char conv2d_help[] =
     "--relu                  fused ReLU after the bias\n"
     "--algo NAME             algorithm (default auto; see `fastconv info`)\n"
     "--threads N             threads (default 0 = all cores)\n"
+    "--device D              cpu (default), opencl or cuda (see `fastconv info`)\n"
     "--max-workspace S       most scratch memory (e.g. 64M; 0: none); AUTO picks within it\n";
 
 struct conv2d_args {
@@ -60,13 +61,14 @@ static int parse_pad(const char *s, fconv_conv2d_desc *d) {
 }
 
 static int parse_conv2d_args(int argc, char **argv, struct conv2d_args *a) {
-    enum { OPT_BIAS = 256, OPT_STRIDE, OPT_PAD, OPT_DILATION, OPT_GROUPS, OPT_RELU, OPT_ALGO, OPT_THREADS, OPT_MAX_WORKSPACE };
+    enum { OPT_BIAS = 256, OPT_STRIDE, OPT_PAD, OPT_DILATION, OPT_GROUPS, OPT_RELU, OPT_ALGO, OPT_THREADS, OPT_MAX_WORKSPACE, OPT_DEVICE };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},      {"bias", required_argument, NULL, OPT_BIAS},
         {"stride", required_argument, NULL, OPT_STRIDE}, {"pad", required_argument, NULL, OPT_PAD},
         {"dilation", required_argument, NULL, OPT_DILATION},
         {"groups", required_argument, NULL, OPT_GROUPS}, {"relu", no_argument, NULL, OPT_RELU},
         {"algo", required_argument, NULL, OPT_ALGO},    {"threads", required_argument, NULL, OPT_THREADS},
+        {"device", required_argument, NULL, OPT_DEVICE},
         {"max-workspace", required_argument, NULL, OPT_MAX_WORKSPACE},
         {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
@@ -94,6 +96,9 @@ static int parse_conv2d_args(int argc, char **argv, struct conv2d_args *a) {
             break;
         case OPT_THREADS:
             if (cli_parse_threads(optarg, &a->options.threads)) return CLI_EXIT_USAGE;
+            break;
+        case OPT_DEVICE:
+            if (cli_parse_device(optarg, &a->options.device)) return CLI_EXIT_USAGE;
             break;
         case OPT_MAX_WORKSPACE:
             if (cli_parse_workspace_limit(optarg, &a->options)) return CLI_EXIT_USAGE;

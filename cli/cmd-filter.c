@@ -35,6 +35,7 @@ static const char filter_help[] =
     "                 else 8; an image input is rescaled when the depths differ\n"
     "--algo NAME      algorithm (default auto; see `fastconv info`)\n"
     "--threads N      threads (default 0 = all cores)\n"
+    "--device D       cpu (default), opencl or cuda (see `fastconv info`)\n"
     "--max-workspace S  most scratch memory (e.g. 64M; 0: none); AUTO picks within it\n";
 
 struct filter_args {
@@ -49,12 +50,12 @@ struct filter_args {
 };
 
 static int parse_filter_args(int argc, char **argv, struct filter_args *a) {
-    enum { OPT_MODE = 256, OPT_BORDER, OPT_CORRELATE, OPT_ALGO, OPT_THREADS, OPT_NORMALIZE, OPT_DEPTH, OPT_MAX_WORKSPACE };
+    enum { OPT_MODE = 256, OPT_BORDER, OPT_CORRELATE, OPT_ALGO, OPT_THREADS, OPT_NORMALIZE, OPT_DEPTH, OPT_MAX_WORKSPACE, OPT_DEVICE };
     static const struct option longopts[] = {
         {"kernel", required_argument, NULL, 'k'},   {"output", required_argument, NULL, 'o'},
         {"mode", required_argument, NULL, OPT_MODE}, {"border", required_argument, NULL, OPT_BORDER},
         {"correlate", no_argument, NULL, OPT_CORRELATE}, {"algo", required_argument, NULL, OPT_ALGO},
-        {"threads", required_argument, NULL, OPT_THREADS},
+        {"threads", required_argument, NULL, OPT_THREADS}, {"device", required_argument, NULL, OPT_DEVICE},
         {"normalize", no_argument, NULL, OPT_NORMALIZE},
         {"bit-depth", required_argument, NULL, OPT_DEPTH}, {"max-workspace", required_argument, NULL, OPT_MAX_WORKSPACE},
         {"help", no_argument, NULL, 'h'},
@@ -85,6 +86,9 @@ static int parse_filter_args(int argc, char **argv, struct filter_args *a) {
             break;
         case OPT_THREADS:
             if (cli_parse_threads(optarg, &a->options.threads)) return CLI_EXIT_USAGE;
+            break;
+        case OPT_DEVICE:
+            if (cli_parse_device(optarg, &a->options.device)) return CLI_EXIT_USAGE;
             break;
         case OPT_NORMALIZE: a->normalize = 1; break;
         case OPT_DEPTH:

@@ -27,8 +27,19 @@ int cmd_info(int argc, char **argv) {
     printf("fastconv %s\n", fconv_version());
     printf("build:      %s\n", fconv_build_options());
     printf("cpu:        %s\n", fconv_cpu_features());
+    printf("isa:        %s\n", fconv_isa_report());
     printf("threads:    %d (default)\n", fconv_default_threads());
     printf("devices:    cpu\n");
+    for (int d = FCONV_DEVICE_OPENCL; d <= FCONV_DEVICE_CUDA; d++) {
+        const char *kind = d == FCONV_DEVICE_OPENCL ? "opencl" : "cuda";
+        int n = fconv_device_count((fconv_device)d);
+        if (n == 0) printf("            %s: none (%s)\n", kind, fconv_last_error());
+        for (int i = 0; i < n; i++) {
+            char name[256];
+            if (fconv_device_name((fconv_device)d, i, name, sizeof name) == FCONV_OK)
+                printf("            [%d] %s%s\n", i, name, i == 0 ? " (used by --device)" : "");
+        }
+    }
     printf("algorithms:\n");
     for (int a = 1; a < FCONV_ALGO_COUNT_; a++) {
         fconv_algo_info info;

@@ -18,8 +18,13 @@ static const char main_help[] =
     "  filter   filter an image or 2D/3D .npy with built-in or .npy kernels\n"
     "  conv2d   a CNN convolution layer on .npy files (torch.nn.functional.conv2d)\n"
     "  conv1d   1D convolution of .npy signals (numpy.convolve / numpy.correlate)\n"
-    "  bench    time algorithms on a generated problem (time, GFLOP/s, memory, error)\n"
+    "  bench    time algorithms on a generated problem (time, GFLOP/s, memory, error);\n"
+    "           `bench suite [--quick]` runs the whole benchmark suite\n"
+    "  tune     measure the fastest algorithm per problem and record it as wisdom for AUTO\n"
     "  info     version, build options, CPU features and algorithms\n"
+    "  match    block-matching motion estimation between two frames (SAD)\n"
+    "  stereo   block-matching disparity of a rectified stereo pair (SAD)\n"
+    "  bilateral  edge-preserving bilateral filter of an image or .npy\n"
     "\n"
     "`fastconv COMMAND --help` describes each; `fastconv --version` prints the version.\n";
 
@@ -34,6 +39,10 @@ static const struct command commands[] = {
     {"conv1d", cmd_conv1d},
     {"bench", cmd_bench},
     {"info", cmd_info},
+    {"match", cmd_match},
+    {"stereo", cmd_stereo},
+    {"bilateral", cmd_bilateral},
+    {"tune", cmd_tune},
 };
 
 int cli_report_getopt_error(const char *command, char **argv, int c) {
@@ -63,5 +72,5 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(commands[i].name, name) == 0) return commands[i].run(argc - 1, argv + 1);
-    return cli_usage_error("unknown command '%s' (use filter, conv2d, conv1d, bench or info; see fastconv --help)", name);
+    return cli_usage_error("unknown command '%s' (use filter, conv2d, conv1d, bench, tune, info, match, stereo or bilateral; see fastconv --help)", name);
 }

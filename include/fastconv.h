@@ -32,6 +32,21 @@
  *  - Sizes are int64_t. Every dimension must lie in [1, FCONV_MAX_DIM] and every tensor
  *    must hold at most FCONV_MAX_ELEMENTS elements; every product is overflow-checked.
  *  - Structs and enums only grow at their end within one major version.
+ *  - Threads: one call uses the plan's thread count (options.threads; 0 = all cores, the
+ *    OpenMP default) through OpenMP. Called from inside the caller's own OpenMP parallel
+ *    region, it runs serially on the calling thread (no nested oversubscription); OpenBLAS,
+ *    where used, is set to one thread, since fastconv shares the work out around it. Results
+ *    are bit-identical for every thread count on a given ISA.
+ *  - Concurrency rule: one plan may be executed from many caller threads at once (pthreads,
+ *    a thread pool, an OpenMP region), each on its own output and workspace (or NULL), with
+ *    results identical to serial runs. Outside an OpenMP region each call starts its own team
+ *    of fconv_plan_threads() threads, so a caller running T calls at once should plan with
+ *    threads = 1 (or cores / T) to keep from oversubscribing. Planning and destroying are
+ *    thread-safe too (FFTW's planner is serialized inside). docs/reliability.md has the tests.
+ *  - SIMD: CPU kernels are compiled for scalar, AVX2+FMA and AVX-512 and chosen at run time
+ *    (cpuid + XGETBV); the environment variable FCONV_ISA=scalar|avx2|avx512 caps the choice
+ *    for the whole process and options.max_isa for one plan. Different ISAs agree within each
+ *    algorithm's error bound, not bit for bit.
  */
 #ifndef FASTCONV_H
 #define FASTCONV_H
@@ -107,7 +122,13 @@ typedef enum fconv_algo {
     FCONV_ALGO_FFT_TILED = 9,
     FCONV_ALGO_SEPARABLE = 10,
     FCONV_ALGO_INDIRECT = 11,
-    FCONV_ALGO_COUNT_ = 12       /**< not an algorithm: one past the last value */
+    /* GPU algorithms (src/gpu/, docs/gpu.md): only on FCONV_DEVICE_OPENCL / FCONV_DEVICE_CUDA. */
+    FCONV_ALGO_GPU_NAIVE = 12,        /**< one thread per output, weights in global memory */
+    FCONV_ALGO_GPU_CONSTANT = 13,     /**< one thread per output, mask in constant memory */
+    FCONV_ALGO_GPU_TILED_HALO = 14,   /**< shared-memory tile, halo loaded by the block */
+    FCONV_ALGO_GPU_TILED_GLOBAL = 15, /**< shared-memory tile, halo read from global memory */
+    FCONV_ALGO_GPU_IMPLICIT_GEMM = 16,/**< conv2d: tiled, register-blocked implicit GEMM */
+    FCONV_ALGO_COUNT_ = 17       /**< not an algorithm: one past the last value */
 } fconv_algo;
 
 /** Which part of the full convolution filter2d / conv1d return (DESIGN.md §2). */
@@ -137,10 +158,24 @@ typedef enum fconv_activation {
     FCONV_ACTIVATION_RELU = 1   /**< y = max(y, 0); NaN stays NaN */
 } fconv_activation;
 
-/** Where a plan runs. Only the CPU exists in this version. */
+/** Where a plan runs. A device that is absent (or not built in) makes planning fail with
+ *  FCONV_ENODEVICE; the library never falls back to the CPU silently. */
 typedef enum fconv_device {
-    FCONV_DEVICE_CPU = 0
+    FCONV_DEVICE_CPU = 0,
+    FCONV_DEVICE_OPENCL = 1,  /**< the first OpenCL GPU, else the first OpenCL device (PoCL) */
+    FCONV_DEVICE_CUDA = 2     /**< CUDA device 0 */
 } fconv_device;
+
+/**
+ * SIMD instruction sets the CPU kernels are compiled for (see fconv_options.max_isa and
+ * fconv_isa_report()). Ordered: a larger value is a wider ISA.
+ */
+typedef enum fconv_isa {
+    FCONV_ISA_AUTO = 0,     /**< the best one this CPU and OS support (and FCONV_ISA allows) */
+    FCONV_ISA_SCALAR = 1,   /**< portable C, one float at a time */
+    FCONV_ISA_AVX2 = 2,     /**< AVX2 + FMA, 8 floats */
+    FCONV_ISA_AVX512 = 3    /**< AVX-512 F/BW/VL/DQ, 16 floats */
+} fconv_isa;
 
 /* ---------------------------------------------------------------------------------------- */
 /* Problem descriptors. Zero-initialize, then set fields (C99 designated initializers).     */
@@ -201,6 +236,11 @@ typedef struct fconv_conv1d_desc {
 
 /** Plan flags (fconv_options.flags). */
 #define FCONV_PLAN_NO_WORKSPACE 0x1u /**< accept only algorithms that need no workspace */
+/** With FCONV_ALGO_AUTO: time every eligible candidate at plan time on generated data of
+ *  the problem's shape (the weights given, if any), choose the fastest and record it as
+ *  wisdom (see "Wisdom" below). Planning then takes about as long as a few executions of
+ *  each candidate. Ignored for a named algorithm. */
+#define FCONV_PLAN_MEASURE 0x2u
 
 /**
  * How to plan. Pass NULL for all defaults; a zero-initialized struct is the defaults too.
@@ -213,7 +253,12 @@ typedef struct fconv_options {
     double tolerance;             /**< max normalized error accepted from an algorithm
                                        (DESIGN.md §4); 0: FCONV_DEFAULT_TOLERANCE */
     unsigned flags;               /**< FCONV_PLAN_* bits */
-    fconv_device device;          /**< FCONV_DEVICE_CPU (default) */
+    fconv_device device;          /**< FCONV_DEVICE_CPU (default); on a GPU device only the
+                                       GPU algorithms run (AUTO picks among them) and
+                                       fconv_execute takes HOST pointers (see below) */
+    fconv_isa max_isa;            /**< FCONV_ISA_AUTO (default): the best available; else the
+                                       widest CPU ISA the plan may use (a wider one than this
+                                       machine runs caps nothing; fconv_plan_isa() tells) */
 } fconv_options;
 
 /** The accuracy AUTO demands unless told otherwise: no algorithm whose documented
@@ -312,6 +357,7 @@ typedef struct fconv_algo_info {
     const char *summary;     /**< one line */
     unsigned serves;         /**< FCONV_SERVES_* bits */
     double error_bound;      /**< documented max normalized error */
+    unsigned devices;        /**< bit (1u << d) for each fconv_device d it runs on */
 } fconv_algo_info;
 
 /**
@@ -338,6 +384,258 @@ FCONV_API const char *fconv_cpu_features(void);
 
 /** Threads a plan with threads == 0 uses (the OpenMP default; 1 without OpenMP). */
 FCONV_API int fconv_default_threads(void);
+
+/* ---------------------------------------------------------------------------------------- */
+/* GPU devices (FCONV_DEVICE_OPENCL, FCONV_DEVICE_CUDA; docs/gpu.md)                         */
+/*                                                                                          */
+/* A plan on a GPU device takes the same HOST pointers as a CPU plan: fconv_execute copies  */
+/* x (and w / bias when not given at plan time) to the device, runs the kernels, copies y   */
+/* back and returns when y is complete. Weights given at plan time stay on the device for   */
+/* the plan's life. Executes of one device are serialized inside the library (still         */
+/* thread-safe to call from many threads). The workspace size of a GPU plan is 0 (device    */
+/* memory is the library's). A device failure during execute (out of device memory, a      */
+/* failed launch) returns FCONV_ENOMEM or FCONV_EINTERNAL with the driver's message.        */
+/* ---------------------------------------------------------------------------------------- */
+
+/**
+ * Number of devices of this kind the library can use (FCONV_DEVICE_CPU: 1). 0 when there is
+ * none or the backend is not built in; fconv_last_error() then says why, e.g.
+ * "cuda: no NVIDIA GPU (cudaGetDeviceCount: ...)". Never negative.
+ */
+FCONV_API int fconv_device_count(fconv_device device);
+
+/**
+ * Name of device index (0 <= index < fconv_device_count) written into name (len bytes, always
+ * NUL-terminated, truncated if needed), e.g. "opencl: Portable Computing Language / pthread-...".
+ * Index 0 is the one plans use. Returns FCONV_OK, FCONV_EINVAL (NULL name, len 0, bad index or
+ * device value) or FCONV_ENODEVICE (none present; the reason in fconv_last_error()).
+ */
+FCONV_API fconv_status fconv_device_name(fconv_device device, int index, char *name, size_t len);
+
+/**
+ * Time of the last successful fconv_execute* of a GPU plan in the calling thread, measured
+ * with device events: *kernel_ms (kernels only) and *transfer_ms (host<->device copies).
+ * Per thread, like fconv_last_error(), so plans shared across threads stay immutable.
+ * Returns FCONV_OK, FCONV_EINVAL (a NULL pointer) or FCONV_EUNSUPPORTED (this thread's last
+ * successful execute was not on a GPU, or there was none).
+ */
+FCONV_API fconv_status fconv_last_execute_timing(double *kernel_ms, double *transfer_ms);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Wisdom: measured algorithm choices that AUTO reuses (FFTW-style)                         */
+/* ---------------------------------------------------------------------------------------- */
+/*
+ * A plan made with FCONV_PLAN_MEASURE (or by `fastconv tune`) records which algorithm ran
+ * fastest, keyed by library version, CPU (vendor, family/model, brand string, features and
+ * any FCONV_ISA cap), thread count and the complete problem descriptor. Every later AUTO
+ * plan with the same key takes that algorithm instead of the cost model's estimate — but
+ * only if it is eligible under that plan's own tolerance and workspace budget; otherwise the
+ * cost model decides. fconv_plan_explain() says which happened ("auto: wisdom: ...").
+ *
+ * The wisdom file is a text file, by default $FASTCONV_WISDOM, else
+ * $XDG_CACHE_HOME/fastconv/wisdom, else $HOME/.cache/fastconv/wisdom (FASTCONV_WISDOM=off,
+ * or an empty value, disables the file). It is read on the first AUTO plan and re-read
+ * whenever its modification time or size changes; a corrupt, truncated or foreign file is
+ * ignored as a whole (the reason: fconv_wisdom_describe). Measurements are merged into it
+ * atomically (temporary file + rename). All functions here are thread-safe.
+ */
+
+/**
+ * Use the wisdom file at path instead of the default location: NULL returns to the default
+ * location, "" uses no file (wisdom then lives in memory only). Entries in memory are
+ * dropped; the new file is read on the next AUTO plan. Returns FCONV_OK, or FCONV_EINVAL if
+ * path is longer than 4095 bytes. The string is copied.
+ */
+FCONV_API fconv_status fconv_wisdom_use_file(const char *path);
+
+/** Drop every entry held in memory (the file is not touched; it is read again only when it
+ *  changes or fconv_wisdom_use_file is called). */
+FCONV_API void fconv_wisdom_forget(void);
+
+/**
+ * Merge the entries of the wisdom file at path into memory (same-key entries are replaced).
+ * Returns FCONV_OK, FCONV_EINVAL (NULL path; or the file is unreadable, corrupt or of
+ * another format version: nothing is merged and fconv_last_error() says why), FCONV_ENOMEM.
+ */
+FCONV_API fconv_status fconv_wisdom_import(const char *path);
+
+/**
+ * Write every entry in memory to path, atomically (a temporary file beside it, then rename).
+ * Returns FCONV_OK or FCONV_EINVAL (NULL path, or the file cannot be written: the reason is
+ * in fconv_last_error()).
+ */
+FCONV_API fconv_status fconv_wisdom_export(const char *path);
+
+/** Number of wisdom entries in memory (all machines and versions; after reading the file
+ *  if it changed). */
+FCONV_API int64_t fconv_wisdom_count(void);
+
+/**
+ * One line about the wisdom in use, e.g. "wisdom file /home/u/.cache/fastconv/wisdom: 12
+ * entries" or "... ignored: line 3: unknown algorithm 'foo'", written to buf (always
+ * NUL-terminated, truncated to len). Returns FCONV_OK, or FCONV_EINVAL for a NULL buf or a
+ * len of 0.
+ */
+FCONV_API fconv_status fconv_wisdom_describe(char *buf, size_t len);
+
+/* ---------------------------------------------------------------------------------------- */
+/* UMI                                                                                      */
+/* The unrolled-memory inner-product operator (Lin, Chen & Chien): for every point p of a   */
+/* parallel index space, combine two unrolled views U(A)[p][a] and U(B)[p][a] element by    */
+/* element over an accumulation index space a, and reduce with a strategy:                  */
+/*     state = pre(init[p]);  for a: state = step(state, U(A)[p][a], U(B)[p][a]);           */
+/*     y[p] = post(state)                                                                   */
+/* The unrolled matrices are never built: every element is read from the original tensor   */
+/* through the view's (axis, stride, offset) per index component (the paper's Eq. 5):       */
+/*     x_i = sum over components j with axis_j == i of (k_j * stride_j + offset_j)          */
+/* docs/umi.md explains it with examples (convolution, SAD block matching, bilateral).      */
+/* ---------------------------------------------------------------------------------------- */
+
+/** Most parallel / accumulation index components, and most axes of a viewed tensor. */
+#define FCONV_UMI_MAX_COMPONENTS 4
+#define FCONV_UMI_MAX_AXES 4
+
+/** How one index component k_j moves through the tensor: along `axis` by `stride` per
+ *  step, starting `offset` away. A zeroed component moves nothing (axis 0, stride 0). */
+typedef struct fconv_umi_component {
+    int axis;                /**< tensor axis walked, in [0, ndim) */
+    int64_t stride;          /**< elements of that axis per index step (may be 0 or < 0);
+                                  |stride| <= FCONV_MAX_DIM */
+    int64_t offset;          /**< added once; |offset| <= FCONV_MAX_DIM */
+} fconv_umi_component;
+
+/** What a view reads where its coordinates fall outside the tensor. */
+typedef enum fconv_umi_border {
+    FCONV_UMI_BORDER_NONE = 0,      /**< default: the plan is refused if any read could fall
+                                         outside (checked exactly at plan time) */
+    FCONV_UMI_BORDER_ZERO = 1,      /**< outside reads 0 */
+    FCONV_UMI_BORDER_REPLICATE = 2, /**< clamp to the nearest edge (aaa|abcd) */
+    FCONV_UMI_BORDER_MIRROR = 3,    /**< reflect without repeating the edge (dcb|abcd),
+                                         OpenCV's BORDER_REFLECT_101 / default */
+    FCONV_UMI_BORDER_SKIP = 4       /**< the element pair is left out of the reduction (the
+                                         strategy's step is not called for it) */
+} fconv_umi_border;
+
+/**
+ * An unrolled view of one tensor t[shape[0]]...[shape[ndim-1]] (C order, float32):
+ * par[j] describes parallel component j (j < desc.n_par), acc[j] accumulation component j
+ * (j < desc.n_acc); components beyond those counts are ignored.
+ */
+typedef struct fconv_umi_view {
+    int ndim;                                       /**< 1..FCONV_UMI_MAX_AXES */
+    int64_t shape[FCONV_UMI_MAX_AXES];              /**< each in [1, FCONV_MAX_DIM] */
+    fconv_umi_component par[FCONV_UMI_MAX_COMPONENTS];
+    fconv_umi_component acc[FCONV_UMI_MAX_COMPONENTS];
+    fconv_umi_border border;
+} fconv_umi_view;
+
+/**
+ * Strategies (pre / step / post). init is the init view's value at p (0 without one);
+ * s, w, n are the running state; a and b the elements of U(A) and U(B).
+ */
+typedef enum fconv_umi_strategy {
+    FCONV_UMI_DOT = 0,             /**< s = init; s += a*b; y = s  (convolution, bias as init) */
+    FCONV_UMI_DOT_RELU = 1,        /**< as DOT, y = max(s, 0) (NaN stays NaN) */
+    FCONV_UMI_DOT_LEAKY_RELU = 2,  /**< as DOT, y = s >= 0 ? s : param[0] * s */
+    FCONV_UMI_DOT_SIGMOID = 3,     /**< as DOT, y = 1 / (1 + exp(-s)) */
+    FCONV_UMI_DOT_TANH = 4,        /**< as DOT, y = tanh(s) */
+    FCONV_UMI_SAD = 5,             /**< s = 0; s += |a - b|; y = s  (block matching) */
+    FCONV_UMI_SSD = 6,             /**< s = 0; s += (a - b)^2; y = s */
+    FCONV_UMI_BILATERAL = 7,       /**< c = init (centre); w = b * exp(-(a - c)^2 * param[0]);
+                                        n += w * a; s += w; y = s > 0 ? n / s : c.
+                                        A: neighbours, B: spatial weights, init: centre;
+                                        param[0] = 1 / (2 sigma_range^2) */
+    FCONV_UMI_CALLBACK = 8         /**< the caller's functions (fconv_umi_callbacks) */
+} fconv_umi_strategy;
+
+/** Size of the state a callback strategy works on. */
+#define FCONV_UMI_STATE_SIZE 8
+
+/**
+ * A user strategy in C. Called once per parallel point (pre, post) and once per element
+ * pair (step), through function pointers: much slower than the built-in strategies, which
+ * are inlined and vectorized. Called concurrently from several threads, each on its own
+ * state: the functions must be thread-safe; user is shared and read-only.
+ */
+typedef struct fconv_umi_callbacks {
+    void (*pre)(double state[FCONV_UMI_STATE_SIZE], float init, const void *user); /**< may be NULL:
+                                                              state zeroed, state[0] = init */
+    void (*step)(double state[FCONV_UMI_STATE_SIZE], float a, float b, const void *user); /**< required */
+    float (*post)(const double state[FCONV_UMI_STATE_SIZE], const void *user);  /**< required */
+    const void *user;                                     /**< passed to every call */
+} fconv_umi_callbacks;
+
+/**
+ * The operator. Output: y[par_extent[0]]...[par_extent[n_par-1]], dense, C order.
+ * Which views are needed: DOT*: a, b, init optional (e.g. a bias); SAD/SSD: a, b, no init;
+ * BILATERAL: a, b, init; CALLBACK: a, b and init optional (b missing reads 0 and init 0).
+ * The init view is read at p only: its acc components are ignored.
+ */
+typedef struct fconv_umi_desc {
+    int n_par;                                      /**< 1..FCONV_UMI_MAX_COMPONENTS */
+    int64_t par_extent[FCONV_UMI_MAX_COMPONENTS];   /**< each in [1, FCONV_MAX_DIM] */
+    int n_acc;                                      /**< 0..FCONV_UMI_MAX_COMPONENTS (0: y = post(pre)) */
+    int64_t acc_extent[FCONV_UMI_MAX_COMPONENTS];
+    fconv_umi_view a;
+    fconv_umi_view b;
+    fconv_umi_view init;
+    int has_b, has_init;                            /**< nonzero: the view is used */
+    fconv_umi_strategy strategy;
+    float param[4];                                 /**< strategy parameters (see above) */
+    const fconv_umi_callbacks *callbacks;           /**< FCONV_UMI_CALLBACK only; copied */
+} fconv_umi_desc;
+
+/** Opaque UMI plan; immutable, executable from many threads on distinct outputs. */
+typedef struct fconv_umi_plan fconv_umi_plan;
+
+/**
+ * Validate desc and make a plan. options: NULL or as for the other plans (threads is used;
+ * algo must be FCONV_ALGO_AUTO and device FCONV_DEVICE_CPU). Every read the plan will make
+ * is checked here: a view with FCONV_UMI_BORDER_NONE that could read outside its tensor is
+ * refused, naming the view, the axis and the index range.
+ * Returns FCONV_OK and *plan (destroy with fconv_umi_plan_destroy), or FCONV_EINVAL (bad
+ * descriptor, NULL desc/plan, missing or superfluous view), FCONV_EOVERFLOW (sizes beyond
+ * FCONV_MAX_DIM / FCONV_MAX_ELEMENTS), FCONV_EUNSUPPORTED (a device other than the CPU),
+ * FCONV_ENOMEM. On failure *plan is not written.
+ */
+FCONV_API fconv_status fconv_umi_plan_create(const fconv_umi_desc *desc, const fconv_options *options,
+                                             fconv_umi_plan **plan);
+
+/**
+ * Run the plan: y = UMI(a, b, init). a, b, init: the viewed tensors (b / init NULL when the
+ * descriptor has none); y: fconv_umi_plan_output_elements floats, not overlapping the
+ * inputs. Allocates nothing. Returns FCONV_OK or FCONV_EINVAL (NULL plan or a required
+ * pointer NULL). Thread-safe for concurrent calls on distinct outputs.
+ */
+FCONV_API fconv_status fconv_umi_execute(const fconv_umi_plan *plan, const float *a, const float *b,
+                                         const float *init, float *y);
+
+/** Number of output floats (product of par_extent); 0 for a NULL plan. */
+FCONV_API int64_t fconv_umi_plan_output_elements(const fconv_umi_plan *plan);
+
+/** Free a UMI plan. NULL is allowed. */
+FCONV_API void fconv_umi_plan_destroy(fconv_umi_plan *plan);
+
+/* ---------------------------------------------------------------------------------------- */
+/* SIMD instruction sets of the CPU kernels (src/core/dispatch.c, docs/kernels.md)          */
+/* ---------------------------------------------------------------------------------------- */
+
+/** The ISA whose kernels the plan runs: the best one compiled in that the CPU and OS support,
+ *  capped by the FCONV_ISA environment variable and by options.max_isa. FCONV_ISA_AUTO for a
+ *  NULL plan. */
+FCONV_API fconv_isa fconv_plan_isa(const fconv_plan *plan);
+
+/** The ISA a plan with max_isa == FCONV_ISA_AUTO uses on this machine (after FCONV_ISA). */
+FCONV_API fconv_isa fconv_isa_default(void);
+
+/** Name of an ISA: "auto", "scalar", "avx2", "avx512"; "unknown" for an invalid value. Static. */
+FCONV_API const char *fconv_isa_name(fconv_isa isa);
+
+/** One line for `fastconv info`: the default ISA, the ISAs compiled in, those this machine can
+ *  run, and what the FCONV_ISA environment variable did (e.g. "avx2 (compiled: scalar avx2
+ *  avx512; runnable: scalar avx2; FCONV_ISA=avx512 cannot run here, using avx2)"). The
+ *  variable is read once per process, at the first plan or query. Static string. */
+FCONV_API const char *fconv_isa_report(void);
 
 #ifdef __cplusplus
 }

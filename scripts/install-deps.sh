@@ -5,7 +5,11 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libpng-dev libjpeg-dev libopenblas-dev libfftw3-dev
-          python3 python3-numpy python3-scipy python3-pytest)
+          python3 python3-numpy python3-scipy python3-pytest
+          # GPU backend: OpenCL headers + ICD loader, and PoCL to run the kernels on the CPU in CI
+          ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
+          # reliability: clang + libFuzzer (scripts/fuzz.sh), setpriv for the read-only test
+          clang libclang-rt-14-dev util-linux)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: install dependencies, build (Release) and run every test with ctest
-# (C unit tests + Python conformance tests against numpy/scipy), then build again with
-# AddressSanitizer + UndefinedBehaviorSanitizer and run the C tests there.
+# (C unit tests, Python conformance tests against numpy/scipy on the CPU and on OpenCL/PoCL),
+# then build again with AddressSanitizer + UndefinedBehaviorSanitizer and run the C tests
+# there, then the concurrency test under ThreadSanitizer and each fuzzer for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -18,4 +19,12 @@ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DFCONV_SANITIZE=ON -DFCON
 cmake --build build-sanitize -j"$jobs"
 echo "== C tests under ASan + UBSan =="
 (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --output-on-failure --no-tests=error -j"$jobs" -L unit)
+    LSAN_OPTIONS=suppressions="$PWD/../tests/lsan.supp" ctest --output-on-failure --no-tests=error -j"$jobs" -L unit)
+
+# ---- reliability (docs/reliability.md): races under ThreadSanitizer, then each libFuzzer
+# harness for FUZZ_SECONDS (default 60; 4 harnesses) under ASan + UBSan.
+echo "== ThreadSanitizer =="
+bash scripts/tsan.sh
+echo "== fuzzing (${FUZZ_SECONDS:-60} s per harness) =="
+bash scripts/fuzz.sh
+# ---- end reliability

@@ -19,7 +19,40 @@ foreach(algo direct mec winograd fft separable)
   fconv_add_c_test(test_algo_${algo} tests/unit/test_algo_${algo}.c)
 endforeach()
 fconv_add_c_test(test_io_npy tests/unit/test_io_npy.c)
+# ---- GPU backend (docs/gpu.md): OpenCL on PoCL in CI; CUDA tests skip (77) without a GPU ----
+if(FCONV_OPENCL OR FCONV_CUDA)
+  fconv_add_c_test(test_gpu tests/unit/test_gpu.c)
+  set_tests_properties(test_gpu PROPERTIES
+    ENVIRONMENT "OMP_WAIT_POLICY=passive;POCL_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/pocl-cache")
+  add_test(NAME test_gpu_cuda COMMAND test_gpu cuda)
+  set_tests_properties(test_gpu_cuda PROPERTIES SKIP_RETURN_CODE 77 LABELS unit
+    ENVIRONMENT "POCL_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/pocl-cache")
+endif()
+# Wisdom and FCONV_PLAN_MEASURE (issue 4b).
+fconv_add_c_test(test_wisdom tests/unit/test_wisdom.c)
 fconv_add_c_test(test_io_image tests/unit/test_io_image.c)
+# The UMI operator (src/umi): against conv2d/filter2d and plain loops; every validation error.
+fconv_add_c_test(test_umi tests/unit/test_umi.c)
+fconv_add_c_test(test_umi_validate tests/unit/test_umi_validate.c)
+
+# ---- SIMD kernels and ISA dispatch (issue 4a) ----
+# Each kernel against float64 and scalar on every ISA the host runs (others reported skipped).
+fconv_add_c_test(test_kernels_direct tests/unit/test_kernels_direct.c)
+fconv_add_c_test(test_kernels_gemm tests/unit/test_kernels_gemm.c)
+# The algorithm tests again with the kernels capped to each ISA (FCONV_ISA); the plain runs
+# above take the best ISA. An ISA the host cannot run falls back to the best it can.
+foreach(isa scalar avx2)
+  foreach(t test_algorithms test_algo_direct test_algo_separable)
+    add_test(NAME ${t}_${isa} COMMAND ${t})
+    set_tests_properties(${t}_${isa} PROPERTIES SKIP_RETURN_CODE 77 LABELS unit
+      ENVIRONMENT "OMP_WAIT_POLICY=passive;FCONV_ISA=${isa}")
+  endforeach()
+endforeach()
+# The GEMM-based algorithms (im2col, MEC, Winograd) on fastconv's own GEMM instead of OpenBLAS.
+add_test(NAME test_algorithms_gemm_packed COMMAND test_algorithms)
+set_tests_properties(test_algorithms_gemm_packed PROPERTIES SKIP_RETURN_CODE 77 LABELS unit
+  ENVIRONMENT "OMP_WAIT_POLICY=passive;FCONV_GEMM=packed")
+# ---- end of SIMD kernels and ISA dispatch ----
 
 # The README's C example (the ```c block after the marker comment) must compile warning-free
 # and run: it is extracted at configure time, so README.md is its only copy.
@@ -50,7 +83,35 @@ if(FCONV_PYTHON3 AND FCONV_BUILD_CLI)
     ENVIRONMENT "OMP_WAIT_POLICY=passive;FASTCONV_LIB=$<TARGET_FILE:fastconv>;FASTCONV_CLI=$<TARGET_FILE:fastconv_cli>;FASTCONV_SOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}")
 endif()
 
+# The conformance suite again on the OpenCL device (PoCL in CI), plus the CLI's --device
+# smoke test. test_conv2d_threads names the CPU reference, so it stays CPU-only.
+if(FCONV_PYTHON3 AND FCONV_BUILD_CLI AND FCONV_OPENCL)
+  add_test(NAME conformance_opencl
+    COMMAND ${FCONV_PYTHON3} -m pytest -q -p no:cacheprovider -k "not test_conv2d_threads"
+      ${CMAKE_CURRENT_SOURCE_DIR}/tests/python/test_conformance.py
+      ${CMAKE_CURRENT_SOURCE_DIR}/tests/python/test_gpu_cli.py)
+  set_tests_properties(conformance_opencl PROPERTIES LABELS python
+    ENVIRONMENT "OMP_WAIT_POLICY=passive;FASTCONV_TEST_DEVICE=opencl;POCL_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/pocl-cache;FASTCONV_LIB=$<TARGET_FILE:fastconv>;FASTCONV_CLI=$<TARGET_FILE:fastconv_cli>;FASTCONV_SOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}")
+endif()
+
 # `cmake --install` gives a tree that find_package(fastconv) and pkg-config can use.
 add_test(NAME install COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/install/check-install.sh
   ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
 set_tests_properties(install PROPERTIES LABELS install)
+
+# ---- reliability (tests/unit/test_reliability_*.c, docs/reliability.md) ----------------------
+# Memory budget, threads and determinism, soak (LSan in the sanitizer build), and allocation
+# failure through an LD_PRELOAD shim that fails the Nth allocation made by the library.
+foreach(area budget threads soak enomem)
+  fconv_add_c_test(test_reliability_${area} tests/unit/test_reliability_${area}.c)
+endforeach()
+add_library(fconv_fault_malloc SHARED tests/unit/fault-malloc.c)
+# The shim sits below the sanitizers' own allocator: never instrument it.
+target_compile_options(fconv_fault_malloc PRIVATE -fno-sanitize=all)
+target_link_options(fconv_fault_malloc PRIVATE -fno-sanitize=all)
+target_link_libraries(fconv_fault_malloc PRIVATE ${CMAKE_DL_LIBS})
+target_link_libraries(test_reliability_enomem PRIVATE ${CMAKE_DL_LIBS})
+# verify_asan_link_order=0: the shim is preloaded ahead of libasan on purpose.
+set_tests_properties(test_reliability_enomem PROPERTIES ENVIRONMENT
+  "OMP_WAIT_POLICY=passive;LD_PRELOAD=$<TARGET_FILE:fconv_fault_malloc>;ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1")
+# ---- end reliability ---------------------------------------------------------------------------

@@ -3,13 +3,14 @@
  * loops over the interleaved H x W x CH image. A task owns a fixed run of at most
  * DIRECT_CHUNK output floats of one output row; a kernel tap at column offset b is an axpy
  * over the whole interleaved row shifted by b*CH, so every channel count vectorizes.
- * Borders in place: zero borders skip what lies outside; other borders split the run into
- * the interior (every tap inside the row, plain loads) and the border columns (samples
- * fetched through fconv_border_index). Rows outside the image map to the row the border
- * rule names, or for zero/constant to nothing/V.
+ * Borders in place: the run splits into the interior (every tap inside the row: the
+ * dispatched SIMD kernel, all taps in registers) and the edge columns (zero border: taps
+ * clipped; others: samples fetched through fconv_border_index). Rows outside the image map
+ * to the row the border rule names, or for zero/constant to nothing/V.
  */
 #include "algo/direct.h"
 #include "core/border.h"
+#include "core/dispatch.h"
 #include "core/parallel.h"
 
 /* Output floats per task: 16 KiB of outputs stay in L1 while the taps stream through. */
@@ -54,6 +55,10 @@ static void border_columns(const struct filter_ctx *ctx, float *yrow, const floa
     }
 }
 
+/* Kernel rows per call of the SIMD kernel (taller kernels take several calls, each adding to
+ * the previous): bounds the row-pointer arrays on the stack. */
+#define ROWS_PER_CALL 64
+
 static void filter_task(const void *vctx, size_t i, size_t jc) {
     const struct filter_ctx *ctx = vctx;
     const fconv_plan *plan = ctx->plan;
@@ -62,32 +67,65 @@ static void filter_task(const void *vctx, size_t i, size_t jc) {
     const int64_t j0 = (int64_t)jc * ctx->chunk_cols, j1 = fconv_direct_min(j0 + ctx->chunk_cols, OW);
     float *yrow = ctx->y + (int64_t)i * OW * C;
 
-    for (int64_t e = j0 * C; e < j1 * C; e++) yrow[e] = 0.0f;
-    /* Interior columns [ib, ie): for a zero border every column, as taps clip themselves. */
-    int64_t ib = j0, ie = j1;
-    if (f->border != FCONV_BORDER_ZERO) {
-        ib = fconv_direct_min(fconv_direct_max(pad, j0), j1);
-        ie = fconv_direct_min(fconv_direct_max(f->w + pad - f->kw + 1, ib), j1);
-    }
+    /* Interior columns [ib, ie): every tap of a kernel row reads inside the image row. They
+     * go through the dispatched SIMD kernel, all taps of all kernel rows in registers. */
+    const int64_t ib = fconv_direct_min(fconv_direct_max(pad, j0), j1);
+    const int64_t ie = fconv_direct_min(fconv_direct_max(f->w + pad - f->kw + 1, ib), j1);
+    float constant_sum = 0.0f; /* rows wholly outside under a constant border read V */
+    int have_constant = 0, accumulate = 0;
+    const float *xs[ROWS_PER_CALL], *ts[ROWS_PER_CALL];
+    size_t nrows = 0;
+    ptrdiff_t step = 1;
     for (int64_t a = 0; a < f->kh; a++) {
-        ptrdiff_t step;
         const float *taps = kernel_row(f, ctx->w, a, &step);
         int64_t row = fconv_border_index(f->border, (int64_t)i + plan->off_h - (f->kh - 1) + a, f->h);
-        if (row < 0) { /* outside, zero or constant border: every tap reads V */
+        if (row < 0) {
             if (f->border == FCONV_BORDER_CONSTANT) {
-                float s = 0.0f;
-                for (int64_t b = 0; b < f->kw; b++) s += taps[b * step] * f->border_value;
-                for (int64_t e = j0 * C; e < j1 * C; e++) yrow[e] += s;
+                for (int64_t b = 0; b < f->kw; b++) constant_sum += taps[b * step] * f->border_value;
+                have_constant = 1;
             }
             continue;
         }
+        /* (no interior: ib - pad may be negative, so point at the row itself, never read) */
+        xs[nrows] = ctx->x + (row * f->w + (ib < ie ? ib - pad : 0)) * C;
+        ts[nrows] = taps;
+        if (++nrows == ROWS_PER_CALL || a == f->kh - 1) {
+            if (ib < ie) {
+                float *const yk[1] = {yrow + ib * C};
+                plan->kernels->direct_rows(yk, 1, (size_t)((ie - ib) * C), xs, ts, step, 0, nrows,
+                                           (size_t)f->kw, (size_t)C, accumulate);
+            }
+            accumulate = 1;
+            nrows = 0;
+        }
+    }
+    if (nrows > 0 && ib < ie) { /* the last kernel row was outside: flush the rest */
+        float *const yk[1] = {yrow + ib * C};
+        plan->kernels->direct_rows(yk, 1, (size_t)((ie - ib) * C), xs, ts, step, 0, nrows,
+                                   (size_t)f->kw, (size_t)C, accumulate);
+        accumulate = 1;
+    }
+    if (!accumulate)
+        for (int64_t e = ib * C; e < ie * C; e++) yrow[e] = 0.0f;
+
+    /* The few edge columns [j0, ib) and [ie, j1), kernel row by kernel row. */
+    for (int64_t e = j0 * C; e < ib * C; e++) yrow[e] = 0.0f;
+    for (int64_t e = ie * C; e < j1 * C; e++) yrow[e] = 0.0f;
+    for (int64_t a = 0; a < f->kh && (j0 < ib || ie < j1); a++) {
+        const float *taps = kernel_row(f, ctx->w, a, &step);
+        int64_t row = fconv_border_index(f->border, (int64_t)i + plan->off_h - (f->kh - 1) + a, f->h);
+        if (row < 0) continue; /* counted in constant_sum */
         const float *xrow = ctx->x + row * f->w * C;
-        fconv_direct_row(&ctx->axis, yrow, xrow, taps, step, ib, ie);
-        if (f->border != FCONV_BORDER_ZERO) {
+        if (f->border == FCONV_BORDER_ZERO) { /* fconv_direct_row clips the taps itself */
+            fconv_direct_row(&ctx->axis, yrow, xrow, taps, step, j0, ib);
+            fconv_direct_row(&ctx->axis, yrow, xrow, taps, step, ie, j1);
+        } else {
             border_columns(ctx, yrow, xrow, taps, step, j0, ib);
             border_columns(ctx, yrow, xrow, taps, step, ie, j1);
         }
     }
+    if (have_constant)
+        for (int64_t e = j0 * C; e < j1 * C; e++) yrow[e] += constant_sum;
 }
 
 void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w, float *y) {

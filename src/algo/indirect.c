@@ -233,9 +233,10 @@ static fconv_status indirect_prepare(fconv_plan *plan) {
     if (plan->weights)
         s->packed = malloc(s->geo.packed_floats * sizeof(float));
     if (!s->offsets || !s->kinds || !s->tap_offsets || (plan->weights && !s->packed)) {
+        size_t bytes = table_bytes(&s->geo); /* before the release frees s */
         indirect_release(plan);
         return fconv_fail(FCONV_ENOMEM, "indirect: out of memory for a %zu-byte indirection table",
-                          table_bytes(&s->geo));
+                          bytes);
     }
     build_table(plan, &s->geo, s->offsets, s->kinds, s->tap_offsets);
     if (plan->weights)
@@ -378,8 +379,9 @@ static void indirect_execute(const fconv_plan *plan, const float *x, const float
     const struct indirect_geometry *g = &s->geo;
     struct indirect_layout l = indirect_layout(plan);
     char *ws = workspace;
-    float *padded = (float *)ws, *planar_out = (float *)(ws + l.padded);
-    float *packed = (float *)(ws + l.padded + l.planar_out);
+    /* No workspace (every part is 0 bytes) comes as NULL, and NULL + 0 is undefined in C. */
+    float *padded = (float *)ws, *planar_out = ws ? (float *)(ws + l.padded) : NULL;
+    float *packed = ws ? (float *)(ws + l.padded + l.planar_out) : NULL;
 
     const float *packed_weights = s->packed;
     if (!plan->weights) {

@@ -18,6 +18,12 @@ extern const struct fconv_algorithm fconv_algorithm_fft;
 extern const struct fconv_algorithm fconv_algorithm_fft_tiled;
 extern const struct fconv_algorithm fconv_algorithm_separable;
 extern const struct fconv_algorithm fconv_algorithm_indirect;
+/* GPU algorithms (src/gpu/gpu-algorithms.c): run only on a GPU device. */
+extern const struct fconv_algorithm fconv_algorithm_gpu_naive;
+extern const struct fconv_algorithm fconv_algorithm_gpu_constant;
+extern const struct fconv_algorithm fconv_algorithm_gpu_tiled_halo;
+extern const struct fconv_algorithm fconv_algorithm_gpu_tiled_global;
+extern const struct fconv_algorithm fconv_algorithm_gpu_implicit_gemm;
 
 const struct fconv_algorithm *const fconv_algorithms[] = {
     &fconv_algorithm_direct,
@@ -31,6 +37,11 @@ const struct fconv_algorithm *const fconv_algorithms[] = {
     &fconv_algorithm_fft,
     &fconv_algorithm_fft_tiled,
     &fconv_algorithm_reference,
+    &fconv_algorithm_gpu_implicit_gemm,
+    &fconv_algorithm_gpu_tiled_halo,
+    &fconv_algorithm_gpu_tiled_global,
+    &fconv_algorithm_gpu_constant,
+    &fconv_algorithm_gpu_naive,
     NULL,
 };
 

@@ -6,7 +6,8 @@
  * copied by the border rule), then a horizontal pass of KW taps from t into the
  * output row. Every output row is computed by the same sequence of float
  * operations whatever thread computes it, so results do not depend on the
- * thread count. Needs the kernel at plan time; conv2d and conv1d are declined.
+ * thread count. Both passes run on the dispatched SIMD kernel (core/dispatch.h).
+ * Needs the kernel at plan time; conv2d and conv1d are declined.
  */
 #include <float.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 
 #include "algo/filter-lowering.h"
 #include "core/border.h"
+#include "core/dispatch.h"
 #include "core/internal.h"
 #include "core/parallel.h"
 
@@ -101,7 +103,7 @@ static fconv_status separable_supports(const fconv_plan *plan, char *why, size_t
     if (!buf) {
         snprintf(why, why_len, "separable: out of memory factoring a %lldx%lld kernel",
                  (long long)kh, (long long)kw);
-        return FCONV_EUNSUPPORTED;
+        return FCONV_ENOMEM; /* select.c passes this through for a named request */
     }
     fconv_filter_correlation_kernel(plan, plan->weights, buf);
     double residual = factor_rank1(buf, kh, kw, buf + n, buf + n + kh);
@@ -188,59 +190,6 @@ static fconv_status separable_prepare(fconv_plan *plan) {
     return FCONV_OK;
 }
 
-/* dst[e] (=, or += when accumulate) sum_i taps[i] * src_i[e] for i < ntaps,
- * where src_i = src(i): up to 4 taps per sweep so dst is loaded and stored once
- * per 4 taps. The sum is evaluated left to right, exactly as ntaps single axpys
- * would be. */
-struct tap_rows {
-    const float *row[4];
-    float tap[4];
-};
-
-static void axpy_taps(float *restrict dst, int64_t n, const struct tap_rows *t, int ntaps,
-                      int accumulate) {
-    const float *restrict r0 = t->row[0], *restrict r1 = t->row[1];
-    const float *restrict r2 = t->row[2], *restrict r3 = t->row[3];
-    float k0 = t->tap[0], k1 = t->tap[1], k2 = t->tap[2], k3 = t->tap[3];
-    if (!accumulate) {
-        switch (ntaps) {
-        case 1:
-            for (int64_t e = 0; e < n; e++)
-                dst[e] = k0 * r0[e];
-            break;
-        case 2:
-            for (int64_t e = 0; e < n; e++)
-                dst[e] = k0 * r0[e] + k1 * r1[e];
-            break;
-        case 3:
-            for (int64_t e = 0; e < n; e++)
-                dst[e] = k0 * r0[e] + k1 * r1[e] + k2 * r2[e];
-            break;
-        default:
-            for (int64_t e = 0; e < n; e++)
-                dst[e] = k0 * r0[e] + k1 * r1[e] + k2 * r2[e] + k3 * r3[e];
-        }
-        return;
-    }
-    switch (ntaps) {
-    case 1:
-        for (int64_t e = 0; e < n; e++)
-            dst[e] = dst[e] + k0 * r0[e];
-        break;
-    case 2:
-        for (int64_t e = 0; e < n; e++)
-            dst[e] = dst[e] + k0 * r0[e] + k1 * r1[e];
-        break;
-    case 3:
-        for (int64_t e = 0; e < n; e++)
-            dst[e] = dst[e] + k0 * r0[e] + k1 * r1[e] + k2 * r2[e];
-        break;
-    default:
-        for (int64_t e = 0; e < n; e++)
-            dst[e] = dst[e] + k0 * r0[e] + k1 * r1[e] + k2 * r2[e] + k3 * r3[e];
-    }
-}
-
 struct separable_ctx {
     const fconv_plan *plan;
     const struct separable_state *state;
@@ -274,15 +223,17 @@ static void separable_row(const struct separable_ctx *c, int64_t i, float *restr
     float *timg = t + left * ch;
     int64_t n = d->w * ch;
 
-    /* Vertical pass into the image columns of t, 4 taps per sweep. */
-    for (int64_t a = 0; a < d->kh; a += 4) {
-        struct tap_rows tr = {{0}, {0}};
-        int nt = (int)(d->kh - a < 4 ? d->kh - a : 4);
-        for (int q = 0; q < nt; q++) {
-            tr.row[q] = input_row(c, i, a + q);
-            tr.tap[q] = s->u[a + q];
+    /* Vertical pass into the image columns of t: the dispatched SIMD kernel with kh rows of
+     * one tap each (core/dispatch.h), up to 64 rows per call, all in registers. */
+    for (int64_t a = 0; a < d->kh; a += 64) {
+        const float *rows[64], *taps[64];
+        size_t nt = (size_t)(d->kh - a < 64 ? d->kh - a : 64);
+        for (size_t q = 0; q < nt; q++) {
+            rows[q] = input_row(c, i, a + (int64_t)q);
+            taps[q] = &s->u[a + (int64_t)q];
         }
-        axpy_taps(timg, n, &tr, nt, a > 0);
+        float *const dst[1] = {timg};
+        plan->kernels->direct_rows(dst, 1, (size_t)n, rows, taps, 1, 0, nt, 1, 1, a > 0);
     }
     /* Border columns: the vertical sums of the columns they copy (numpy.pad's
      * rule). */
@@ -299,14 +250,10 @@ static void separable_row(const struct separable_ctx *c, int64_t i, float *restr
      */
     float *yrow = c->y + i * plan->out_w * ch;
     int64_t m = plan->out_w * ch;
-    for (int64_t b = 0; b < d->kw; b += 4) {
-        struct tap_rows tr = {{0}, {0}};
-        int nt = (int)(d->kw - b < 4 ? d->kw - b : 4);
-        for (int q = 0; q < nt; q++) {
-            tr.row[q] = t + (b + q) * ch;
-            tr.tap[q] = s->v[b + q];
-        }
-        axpy_taps(yrow, m, &tr, nt, b > 0);
+    {
+        const float *rows[1] = {t}, *taps[1] = {s->v};
+        float *const dst[1] = {yrow};
+        plan->kernels->direct_rows(dst, 1, (size_t)m, rows, taps, 1, 0, 1, (size_t)d->kw, (size_t)ch, 0);
     }
 }
 

@@ -27,6 +27,11 @@ static const char *const algo_names[FCONV_ALGO_COUNT_] = {
     [FCONV_ALGO_FFT_TILED] = "fft-tiled",
     [FCONV_ALGO_SEPARABLE] = "separable",
     [FCONV_ALGO_INDIRECT] = "indirect",
+    [FCONV_ALGO_GPU_NAIVE] = "gpu-naive",
+    [FCONV_ALGO_GPU_CONSTANT] = "gpu-constant",
+    [FCONV_ALGO_GPU_TILED_HALO] = "gpu-tiled-halo",
+    [FCONV_ALGO_GPU_TILED_GLOBAL] = "gpu-tiled-global",
+    [FCONV_ALGO_GPU_IMPLICIT_GEMM] = "gpu-implicit-gemm",
 };
 
 const char *fconv_version(void) { return FCONV_VERSION_STRING; }
@@ -65,6 +70,7 @@ fconv_status fconv_algo_get_info(fconv_algo algo, fconv_algo_info *info) {
     info->summary = a->summary;
     info->serves = a->serves;
     info->error_bound = a->error_bound;
+    info->devices = a->devices ? a->devices : 1u << FCONV_DEVICE_CPU;
     fconv_clear_error();
     return FCONV_OK;
 }

@@ -75,6 +75,9 @@ struct fconv_plan {
     float *weights;               /* plan-owned copy of the weights, or NULL */
     float *bias;                  /* plan-owned copy of the bias, or NULL */
     void *algo_state;             /* the algorithm's own data (pre-transformed weights) */
+    /* The SIMD kernels this plan runs (core/dispatch.h): set with the options, from
+     * options.max_isa and FCONV_ISA, before the algorithm is chosen. */
+    const struct fconv_kernels *kernels;
 };
 
 /*
@@ -100,7 +103,28 @@ struct fconv_algorithm {
     void (*release)(fconv_plan *plan);
     void (*execute)(const fconv_plan *plan, const float *x, const float *w, const float *bias,
                     float *y, void *workspace);
+    /* GPU algorithms (src/gpu/): devices is a mask of (1u << FCONV_DEVICE_*), 0 meaning the
+     * CPU only. A device execute can fail (device memory, launches), so GPU entries set
+     * execute_device instead of execute; it takes host pointers and needs no workspace. */
+    unsigned devices;
+    fconv_status (*execute_device)(const fconv_plan *plan, const float *x, const float *w,
+                                   const float *bias, float *y);
 };
+
+/* Does algorithm a run on device d? (CPU algorithms leave devices at 0.) */
+static inline int fconv_algorithm_runs_on(const struct fconv_algorithm *a, fconv_device d) {
+    unsigned mask = a->devices ? a->devices : 1u << FCONV_DEVICE_CPU;
+    return (mask >> (unsigned)d) & 1u;
+}
+
+/* ---- GPU devices (src/gpu/gpu-device.c) --------------------------------------------------- */
+
+/* FCONV_OK if device d is present (CPU always), else FCONV_ENODEVICE with the reason. */
+fconv_status fconv_gpu_check_device(fconv_device d);
+/* Forget this thread's last GPU timing (every CPU execute calls it). */
+void fconv_gpu_timing_clear(void);
+/* "cpu", "opencl", "cuda". */
+const char *fconv_device_kind_name(fconv_device d);
 
 /* The table (registry.c): every algorithm built in, indexed by nothing; NULL-terminated. */
 extern const struct fconv_algorithm *const fconv_algorithms[];

@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dispatch.h"
 #include "core/internal.h"
 #include "core/parallel.h"
 
-#define KNOWN_PLAN_FLAGS (FCONV_PLAN_NO_WORKSPACE)
+#define KNOWN_PLAN_FLAGS (FCONV_PLAN_NO_WORKSPACE | FCONV_PLAN_MEASURE)
 
 static fconv_status resolve_options(const fconv_options *options, fconv_plan *plan) {
     fconv_options o = options ? *options : (fconv_options){0};
@@ -25,9 +26,13 @@ static fconv_status resolve_options(const fconv_options *options, fconv_plan *pl
     if (o.flags & ~KNOWN_PLAN_FLAGS)
         return fconv_fail(FCONV_EINVAL, "options: unknown flag bits 0x%x",
                           o.flags & ~KNOWN_PLAN_FLAGS);
-    if (o.device != FCONV_DEVICE_CPU)
-        return fconv_fail(FCONV_ENODEVICE, "options: device %d is not available in this build",
-                          (int)o.device);
+    if (o.device != FCONV_DEVICE_CPU) {
+        fconv_status dst = fconv_gpu_check_device(o.device); /* never a silent CPU fallback */
+        if (dst != FCONV_OK) return dst;
+    }
+    if ((unsigned)o.max_isa > FCONV_ISA_AVX512)
+        return fconv_fail(FCONV_EINVAL, "options: unknown max_isa %d", (int)o.max_isa);
+    plan->kernels = fconv_kernels_for(o.max_isa);
     if (o.tolerance == 0.0) o.tolerance = FCONV_DEFAULT_TOLERANCE;
     plan->options = o;
     plan->threads = o.threads ? o.threads : fconv_parallel_default_threads();
@@ -208,7 +213,13 @@ fconv_status fconv_execute_with_workspace(const fconv_plan *plan, const float *x
     void *aligned = NULL;
     if (workspace && plan->algo_workspace_bytes > 0)
         aligned = (void *)(((uintptr_t)workspace + 63) & ~(uintptr_t)63);
-    plan->algo->execute(plan, x, w, bias, y, aligned);
+    if (plan->algo->execute_device) {
+        st = plan->algo->execute_device(plan, x, w, bias, y); /* GPU: records its timing */
+        if (st != FCONV_OK) return st;
+    } else {
+        fconv_gpu_timing_clear();
+        plan->algo->execute(plan, x, w, bias, y, aligned);
+    }
     fconv_clear_error();
     return FCONV_OK;
 }

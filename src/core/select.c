@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/wisdom.h"
 
 double fconv_plan_macs(const fconv_plan *plan) {
     if (plan->kind == FCONV_KIND_CONV2D) {
@@ -20,14 +21,17 @@ double fconv_plan_macs(const fconv_plan *plan) {
            (double)f->kw;
 }
 
-/* Can algorithm a run this plan within its budget? FCONV_OK, or EUNSUPPORTED and why. */
+/* Can algorithm a run this plan within its budget? FCONV_OK, or EUNSUPPORTED (or ENOMEM) and why. */
 static fconv_status check_candidate(const fconv_plan *plan, const struct fconv_algorithm *a,
                                     size_t *workspace, char *why, size_t why_len) {
     if (!(a->serves & fconv_kind_bit(plan->kind))) {
         snprintf(why, why_len, "%s does not serve %s", a->name, fconv_kind_name(plan->kind));
         return FCONV_EUNSUPPORTED;
     }
-    if (a->supports(plan, why, why_len) != FCONV_OK) return FCONV_EUNSUPPORTED;
+    /* ENOMEM (a supports() that ran out of memory deciding) passes through: a named
+     * algorithm then fails with ENOMEM rather than a misleading EUNSUPPORTED. */
+    fconv_status supported = a->supports(plan, why, why_len);
+    if (supported != FCONV_OK) return supported == FCONV_ENOMEM ? FCONV_ENOMEM : FCONV_EUNSUPPORTED;
     *workspace = a->workspace(plan);
     size_t caller_bytes = fconv_caller_workspace_bytes(*workspace);
     const fconv_options *o = &plan->options;
@@ -55,8 +59,11 @@ fconv_status fconv_select_algorithm(fconv_plan *plan) {
         if (!a)
             return fconv_fail(FCONV_EUNSUPPORTED, "%s: algorithm '%s' is not built into this library",
                               kind, fconv_algo_name(wanted));
-        if (check_candidate(plan, a, &workspace, why, sizeof why) != FCONV_OK)
-            return fconv_fail(FCONV_EUNSUPPORTED, "%s: %s", kind, why);
+        if (!fconv_algorithm_runs_on(a, plan->options.device))
+            return fconv_fail(FCONV_EUNSUPPORTED, "%s: algorithm '%s' does not run on device %s",
+                              kind, a->name, fconv_device_kind_name(plan->options.device));
+        fconv_status fits = check_candidate(plan, a, &workspace, why, sizeof why);
+        if (fits != FCONV_OK) return fconv_fail(fits, "%s: %s", kind, why);
         plan->algo = a;
         plan->algo_workspace_bytes = workspace;
         plan->workspace_bytes = fconv_caller_workspace_bytes(workspace);
@@ -69,8 +76,12 @@ fconv_status fconv_select_algorithm(fconv_plan *plan) {
     size_t best_workspace = 0;
     int candidates = 0;
     char rejected[200] = "";
+    /* The eligible ones, for the wisdom / measurement step (tuned.c). */
+    const struct fconv_algorithm *eligible[32];
+    size_t eligible_workspace[32];
     for (size_t i = 0; fconv_algorithms[i]; i++) {
         const struct fconv_algorithm *a = fconv_algorithms[i];
+        if (!fconv_algorithm_runs_on(a, plan->options.device)) continue; /* AUTO stays on the device */
         if (check_candidate(plan, a, &workspace, why, sizeof why) != FCONV_OK) {
             if (!rejected[0] && (a->serves & fconv_kind_bit(plan->kind)))
                 snprintf(rejected, sizeof rejected, "%s", why);
@@ -83,6 +94,10 @@ fconv_status fconv_select_algorithm(fconv_plan *plan) {
             continue;
         }
         double cost = a->cost(plan);
+        if (candidates < 32) {
+            eligible[candidates] = a;
+            eligible_workspace[candidates] = workspace;
+        }
         candidates++;
         if (!best || cost < best_cost) {
             best = a;
@@ -100,5 +115,6 @@ fconv_status fconv_select_algorithm(fconv_plan *plan) {
              "auto: %s has the lowest estimated time (%.3g ms) of %d candidate%s%s%s", best->name,
              best_cost * 1e3, candidates, candidates == 1 ? "" : "s",
              rejected[0] ? "; not eligible: " : "", rejected);
+    fconv_select_tuned(plan, eligible, eligible_workspace, candidates);
     return FCONV_OK;
 }

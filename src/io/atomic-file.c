@@ -45,6 +45,22 @@ int fconv_io_atomic_open(fconv_io_atomic_file *f, const char *path, char *err, s
         fconv_io_errf(err, errlen, "%s: is a directory, cannot write a file there", path);
         return -1;
     }
+    /* A device node, FIFO or socket as target (-o /dev/full, a named pipe): the rename
+     * below would replace the node itself with a regular file (and create our temporary
+     * in /dev), so refuse it. lstat: a symlink to a regular file is replaced like any file. */
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+        fconv_io_errf(err, errlen, "%s: exists and is not a regular file (%s); not writing to it",
+                      path, S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device"
+                      : S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket"
+                      : "a special file");
+        return -1;
+    }
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) == 0 &&
+        !S_ISREG(st.st_mode)) {
+        fconv_io_errf(err, errlen, "%s: is a link to something that is not a regular file; "
+                      "not writing to it", path);
+        return -1;
+    }
     if (path[len - 1] == '/') {
         fconv_io_errf(err, errlen, "%s: is a directory name, not a file name", path);
         return -1;

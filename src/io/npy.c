@@ -16,6 +16,11 @@
 #include <string.h>
 
 int64_t fconv_io_array_elements(const fconv_io_array *a) {
+    /* A zero dimension makes the array empty whatever the others claim (the reader accepts
+     * (0, 2^43, 2^43)): check first, so the product of the rest cannot overflow. Without a
+     * zero, the reader has checked the product against the file size. */
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] == 0) return 0;
     int64_t n = 1;
     for (int i = 0; i < a->ndim; i++) n *= a->shape[i];
     return n;
@@ -269,7 +274,7 @@ int fconv_io_npy_parse(const unsigned char *bytes, size_t size, const char *name
     int64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         cstride[i] = s;
-        s *= shape[i];
+        if (elems) s *= shape[i]; /* empty arrays may claim huge other dimensions: no overflow */
     }
     int64_t dst = 0;
     for (uint64_t k = 0; k < elems; k++) {

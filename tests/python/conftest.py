@@ -6,6 +6,8 @@ Environment (set by ctest, see tests/tests.cmake):
   FASTCONV_LIB         path of libfastconv.so
   FASTCONV_CLI         path of the fastconv executable
   FASTCONV_SOURCE_DIR  repository root (sample data)
+  FASTCONV_TEST_DEVICE cpu (default), opencl or cuda: the device every plan of the suite
+                       runs on, and algorithms() lists that device's algorithms (docs/gpu.md)
 
 The helpers are plain module-level functions (tests import them with
 `from conftest import ...`) and the most used ones are also fixtures.
@@ -83,7 +85,17 @@ FCONV_OK, FCONV_EINVAL, FCONV_EUNSUPPORTED, FCONV_ENOMEM = 0, 1, 2, 3
 FCONV_EWORKSPACE, FCONV_ENODEVICE, FCONV_EOVERFLOW, FCONV_EINTERNAL = 4, 5, 6, 7
 
 ALGO_AUTO = 0
-ALGO_COUNT = 12  # FCONV_ALGO_COUNT_: one past the last value
+ALGO_COUNT = 17  # FCONV_ALGO_COUNT_: one past the last value
+
+DEVICES = {"cpu": 0, "opencl": 1, "cuda": 2}
+
+
+def suite_device():
+    """The fconv_device value the suite runs on (FASTCONV_TEST_DEVICE, default cpu)."""
+    name = os.environ.get("FASTCONV_TEST_DEVICE", "cpu")
+    if name not in DEVICES:
+        raise pytest.UsageError(f"FASTCONV_TEST_DEVICE={name}: expected one of {sorted(DEVICES)}")
+    return DEVICES[name]
 
 MODES = {"full": 0, "same": 1, "valid": 2}
 BORDERS = {"zero": 0, "constant": 1, "replicate": 2, "reflect": 3, "mirror": 4, "wrap": 5}
@@ -134,6 +146,7 @@ class Options(ctypes.Structure):
         ("tolerance", ctypes.c_double),
         ("flags", ctypes.c_uint),
         ("device", c_enum),
+        ("max_isa", c_enum),  # fconv_isa
     ]
 
 
@@ -144,6 +157,7 @@ class AlgoInfo(ctypes.Structure):
         ("summary", ctypes.c_char_p),
         ("serves", ctypes.c_uint),
         ("error_bound", ctypes.c_double),
+        ("devices", ctypes.c_uint),
     ]
 
 
@@ -185,6 +199,9 @@ def _declare(lib):
     fn("fconv_build_options", ctypes.c_char_p)
     fn("fconv_cpu_features", ctypes.c_char_p)
     fn("fconv_default_threads", ctypes.c_int)
+    fn("fconv_device_count", ctypes.c_int, c_enum)
+    fn("fconv_device_name", st, c_enum, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)
+    fn("fconv_last_execute_timing", st, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double))
     return lib
 
 
@@ -245,13 +262,16 @@ def algo_infos():
         info = AlgoInfo()
         if lib.fconv_algo_get_info(a, ctypes.byref(info)) == FCONV_OK:
             out.append({"algo": a, "name": info.name.decode(), "summary": info.summary.decode(),
-                        "serves": info.serves, "error_bound": info.error_bound})
+                        "serves": info.serves, "error_bound": info.error_bound,
+                        "devices": info.devices})
     return out
 
 
 def algorithms(kind):
-    """CLI names of every built-in algorithm that serves kind ('conv2d', 'filter2d', 'conv1d')."""
-    return [i["name"] for i in algo_infos() if i["serves"] & SERVES[kind]]
+    """CLI names of every built-in algorithm that serves kind ('conv2d', 'filter2d', 'conv1d')
+    on the suite's device (FASTCONV_TEST_DEVICE)."""
+    dev = 1 << suite_device()
+    return [i["name"] for i in algo_infos() if i["serves"] & SERVES[kind] and i["devices"] & dev]
 
 
 def algo_value(name):
@@ -271,6 +291,7 @@ def _options(algo, threads):
     o = Options()
     o.algo = algo_value(algo) if isinstance(algo, str) else int(algo)
     o.threads = threads
+    o.device = suite_device()
     return o
 
 

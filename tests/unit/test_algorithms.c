@@ -278,6 +278,7 @@ int main(void) {
     for (int a = 1; a < FCONV_ALGO_COUNT_; a++) {
         fconv_algo_info info;
         if (fconv_algo_get_info((fconv_algo)a, &info) != FCONV_OK) continue;
+        if (!(info.devices & (1u << FCONV_DEVICE_CPU))) continue; /* GPU: tests/unit/test_gpu.c */
         test_current = info.name;
         for (int kind = 0; kind < 3; kind++) {
             if (!(info.serves & (1u << kind))) continue;

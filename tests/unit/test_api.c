@@ -420,17 +420,26 @@ static void test_options(void) {
     EXPECT_OK(fconv_plan_conv2d(&c, &opt, NULL, NULL, &p));
     fconv_plan_destroy(p);
 
-    const unsigned bad_flags[] = {0x2u, 0x80000000u, ~0u, 0x3u};
+    /* 0x1 and 0x2 are FCONV_PLAN_NO_WORKSPACE and FCONV_PLAN_MEASURE. */
+    const unsigned bad_flags[] = {0x100u, 0x80000000u, ~0u, 0x103u};
     for (int i = 0; i < 4; i++) {
         opt = (fconv_options){.flags = bad_flags[i]};
         EXPECT_PLAN_FAIL(fconv_plan_conv2d(&c, &opt, NULL, NULL, &p), p, FCONV_EINVAL, "flag");
     }
-    const int bad_devices[] = {1, 2, -1};
-    for (int i = 0; i < 3; i++) {
+    /* Device values that do not exist, and GPU devices that are absent here (never a silent
+     * CPU fallback); present GPU devices are tests/unit/test_gpu.c's. */
+    const int bad_devices[] = {3, -1};
+    for (int i = 0; i < 2; i++) {
         opt = (fconv_options){.device = (fconv_device)bad_devices[i]};
         EXPECT_PLAN_FAIL(fconv_plan_conv2d(&c, &opt, NULL, NULL, &p), p, FCONV_ENODEVICE,
                          "device");
         EXPECT_PLAN_FAIL(fconv_plan_conv1d(&o, &opt, NULL, &p), p, FCONV_ENODEVICE, "device");
+    }
+    for (int d = FCONV_DEVICE_OPENCL; d <= FCONV_DEVICE_CUDA; d++) {
+        if (fconv_device_count((fconv_device)d) > 0) continue;
+        opt = (fconv_options){.device = (fconv_device)d};
+        const char *name = d == FCONV_DEVICE_CUDA ? "cuda" : "opencl";
+        EXPECT_PLAN_FAIL(fconv_plan_conv2d(&c, &opt, NULL, NULL, &p), p, FCONV_ENODEVICE, name);
     }
 
     /* An explicit all-zero options struct is the same as NULL. */

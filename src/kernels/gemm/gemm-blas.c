@@ -6,10 +6,13 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cblas.h>
 
 #include "core/cost-model.h"
+#include "core/dispatch.h"
 #include "core/parallel.h"
 #include "kernels/gemm/gemm.h"
 
@@ -17,11 +20,21 @@
 #define TILE_N 512
 
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
-static char backend[128];
+static char backend[160];
+/* FCONV_GEMM=packed: fastconv's own micro-kernel (gemm-packed.c) instead of OpenBLAS. Off by
+ * default: OpenBLAS 0.3.21 measured faster on every shape tried on the development machine
+ * (docs/kernels.md, "GEMM backend"); the switch lets that be re-measured elsewhere. */
+static int use_packed;
 
 static void init_blas(void) {
     openblas_set_num_threads(1);
-    snprintf(backend, sizeof backend, "openblas (%s)", openblas_get_config());
+    const char *env = getenv("FCONV_GEMM");
+    use_packed = env && strcmp(env, "packed") == 0;
+    if (use_packed)
+        snprintf(backend, sizeof backend, "fastconv packed %s micro-kernel (FCONV_GEMM=packed)",
+                 fconv_kernels_for(FCONV_ISA_AUTO)->name);
+    else
+        snprintf(backend, sizeof backend, "openblas (%s)", openblas_get_config());
 }
 
 const char *fconv_gemm_backend(void) {
@@ -58,6 +71,11 @@ void fconv_gemm(int threads, int trans_a, int trans_b, size_t m, size_t n, size_
         if (!accumulate)
             for (size_t i = 0; i < m; i++)
                 for (size_t j = 0; j < n; j++) c[i * ldc + j] = 0.0f;
+        return;
+    }
+    if (use_packed) {
+        fconv_gemm_packed(fconv_kernels_for(FCONV_ISA_AUTO), threads, trans_a, trans_b, m, n, k, a, lda, b,
+                          ldb, accumulate, c, ldc);
         return;
     }
     struct gemm_ctx g = {trans_a, trans_b, accumulate, m, n, k, lda, ldb, ldc,

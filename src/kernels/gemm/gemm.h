@@ -23,4 +23,11 @@ double fconv_gemm_seconds(double m, double n, double k, int threads);
 /* Name of the GEMM in use, for `fastconv info` ("openblas 0.3.21 ..."). */
 const char *fconv_gemm_backend(void);
 
+/* fconv_gemm on fastconv's own packed micro-kernel of the given ISA table (gemm-packed.c):
+ * same contract, fixed tiles, results independent of the thread count. */
+struct fconv_kernels;
+void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_a, int trans_b, size_t m,
+                       size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb,
+                       int accumulate, float *c, size_t ldc);
+
 #endif

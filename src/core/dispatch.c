@@ -1,0 +1,130 @@
+/*
+ * dispatch.c — one const kernel table per ISA compiled in, and the choice between them:
+ * the best ISA the CPU and OS support (cpu-x86.c), capped once by the FCONV_ISA environment
+ * variable (scalar|avx2|avx512; an unknown value or an ISA this machine cannot run falls
+ * back to the best available, and fconv_isa_report() says so) and per plan by max_isa.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dispatch.h"
+#include "core/internal.h"
+
+static const struct fconv_kernels kernels_scalar = {
+    .isa = FCONV_ISA_SCALAR, .name = "scalar", .direct_rows = fconv_direct_rows_kernel__scalar,
+    .gemm_ukernel = fconv_gemm_ukernel__scalar, .gemm_mr = 4, .gemm_nr = 4,
+};
+#ifdef FCONV_HAVE_AVX2_KERNELS
+static const struct fconv_kernels kernels_avx2 = {
+    .isa = FCONV_ISA_AVX2, .name = "avx2", .direct_rows = fconv_direct_rows_kernel__avx2,
+    .gemm_ukernel = fconv_gemm_ukernel__avx2, .gemm_mr = 6, .gemm_nr = 16,
+};
+#endif
+#ifdef FCONV_HAVE_AVX512_KERNELS
+static const struct fconv_kernels kernels_avx512 = {
+    .isa = FCONV_ISA_AVX512, .name = "avx512", .direct_rows = fconv_direct_rows_kernel__avx512,
+    .gemm_ukernel = fconv_gemm_ukernel__avx512, .gemm_mr = 6, .gemm_nr = 32,
+};
+#endif
+
+static const struct fconv_kernels *compiled(fconv_isa isa) {
+    switch (isa) {
+    case FCONV_ISA_SCALAR: return &kernels_scalar;
+#ifdef FCONV_HAVE_AVX2_KERNELS
+    case FCONV_ISA_AVX2: return &kernels_avx2;
+#endif
+#ifdef FCONV_HAVE_AVX512_KERNELS
+    case FCONV_ISA_AVX512: return &kernels_avx512;
+#endif
+    default: return NULL;
+    }
+}
+
+static int cpu_runs(fconv_isa isa) {
+    const fconv_cpu_info *c = fconv_cpu();
+    switch (isa) {
+    case FCONV_ISA_SCALAR: return 1;
+    case FCONV_ISA_AVX2: return c->avx2 && c->fma && c->os_avx;
+    case FCONV_ISA_AVX512:
+        return c->avx512f && c->avx512bw && c->avx512vl && c->avx512dq && c->fma && c->os_avx512;
+    default: return 0;
+    }
+}
+
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+static fconv_isa best_isa = FCONV_ISA_SCALAR; /* best runnable, after the FCONV_ISA cap */
+static char report[384]; /* fits every list and note below */
+
+static fconv_isa isa_from_name(const char *s) {
+    for (int i = FCONV_ISA_SCALAR; i <= FCONV_ISA_AVX512; i++)
+        if (strcmp(s, fconv_isa_name((fconv_isa)i)) == 0) return (fconv_isa)i;
+    return FCONV_ISA_AUTO;
+}
+
+static void init_isa(void) {
+    fconv_isa runnable = FCONV_ISA_SCALAR;
+    char compiled_list[64] = "", runnable_list[64] = "";
+    for (int i = FCONV_ISA_SCALAR; i <= FCONV_ISA_AVX512; i++) {
+        if (!compiled((fconv_isa)i)) continue;
+        strcat(compiled_list, compiled_list[0] ? " " : "");
+        strcat(compiled_list, fconv_isa_name((fconv_isa)i));
+        if (!cpu_runs((fconv_isa)i)) continue;
+        strcat(runnable_list, runnable_list[0] ? " " : "");
+        strcat(runnable_list, fconv_isa_name((fconv_isa)i));
+        runnable = (fconv_isa)i;
+    }
+    best_isa = runnable;
+    char note[128] = "";
+    const char *env = getenv("FCONV_ISA");
+    if (env && env[0]) {
+        fconv_isa want = isa_from_name(env);
+        if (want == FCONV_ISA_AUTO)
+            snprintf(note, sizeof note, "; FCONV_ISA=%.16s is unknown (scalar|avx2|avx512), ignored", env);
+        else if (want > runnable)
+            snprintf(note, sizeof note, "; FCONV_ISA=%s cannot run here, using %s", env,
+                     fconv_isa_name(runnable));
+        else {
+            best_isa = want;
+            snprintf(note, sizeof note, "; capped by FCONV_ISA=%s", env);
+        }
+    }
+    snprintf(report, sizeof report, "%s (compiled: %s; runnable: %s%s)", fconv_isa_name(best_isa),
+             compiled_list, runnable_list, note);
+}
+
+const struct fconv_kernels *fconv_kernels_for(fconv_isa cap) {
+    pthread_once(&isa_once, init_isa);
+    fconv_isa isa = best_isa;
+    if (cap != FCONV_ISA_AUTO && cap < isa) isa = cap;
+    /* Every ISA at or below a runnable one is compiled in except when a build option left
+     * it out; step down to the next one that is. */
+    while (!compiled(isa)) isa = (fconv_isa)(isa - 1);
+    return compiled(isa);
+}
+
+const struct fconv_kernels *fconv_kernels_exact(fconv_isa isa) {
+    return cpu_runs(isa) ? compiled(isa) : NULL;
+}
+
+const char *fconv_isa_name(fconv_isa isa) {
+    switch (isa) {
+    case FCONV_ISA_AUTO: return "auto";
+    case FCONV_ISA_SCALAR: return "scalar";
+    case FCONV_ISA_AVX2: return "avx2";
+    case FCONV_ISA_AVX512: return "avx512";
+    }
+    return "unknown";
+}
+
+fconv_isa fconv_isa_default(void) { return fconv_kernels_for(FCONV_ISA_AUTO)->isa; }
+
+const char *fconv_isa_report(void) {
+    pthread_once(&isa_once, init_isa);
+    return report;
+}
+
+fconv_isa fconv_plan_isa(const fconv_plan *plan) {
+    return plan && plan->kernels ? plan->kernels->isa : FCONV_ISA_AUTO;
+}

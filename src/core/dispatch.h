@@ -1,0 +1,78 @@
+/*
+ * dispatch.h — the SIMD kernels and how a plan finds them. Every kernel family is compiled
+ * once per ISA (cmake/isa-kernels.cmake, names ending __scalar / __avx2 / __avx512); one
+ * const table per ISA holds their pointers, and fconv_kernels_for() picks the table for the
+ * best ISA that is compiled in, supported by the CPU and OS (cpuid + XGETBV), and allowed by
+ * both the FCONV_ISA environment variable and the plan's max_isa. Contracts: docs/kernels.md.
+ */
+#ifndef FCONV_DISPATCH_H
+#define FCONV_DISPATCH_H
+
+#include <stddef.h>
+
+#include "fastconv.h"
+
+/*
+ * The direct algorithm's inner kernel. For k < nk (1..4) and e < n:
+ *   y[k][e] = (accumulate ? y[k][e] : 0)
+ *             + sum_{a < kh} sum_{b < kw} tap_rows[a][b*tap_step + k*k_stride] * x_rows[a][e + b*dist]
+ * summed in the order (a, b) with multiply-adds (fused on SIMD ISAs). Reads x_rows[a][0 ..
+ * n-1 + (kw-1)*dist] only; y rows must not overlap the inputs. No alignment required.
+ */
+typedef void (*fconv_direct_rows_fn)(float *const *y, size_t nk, size_t n, const float *const *x_rows,
+                                     const float *const *tap_rows, ptrdiff_t tap_step,
+                                     ptrdiff_t k_stride, size_t kh, size_t kw, size_t dist,
+                                     int accumulate);
+
+/*
+ * The GEMM micro-kernel: for i < mr, j < nr (mr <= gemm_mr, nr <= gemm_nr of its table),
+ *   c[i*ldc + j] = (accumulate ? c[i*ldc + j] : 0) + sum_{p < k} a[p*MR + i] * b[p*NR + j]
+ * with a, b packed panels of exactly MR x k and k x NR (zero-padded past mr / nr); b must be
+ * 64-byte aligned. Summation: p in order into a zeroed register, then added to c.
+ */
+typedef void (*fconv_gemm_ukernel_fn)(size_t k, const float *a, const float *b, float *c, size_t ldc,
+                                      int accumulate, size_t mr, size_t nr);
+
+/* One ISA's kernels. */
+struct fconv_kernels {
+    fconv_isa isa;
+    const char *name;                 /* "scalar", "avx2", "avx512" */
+    fconv_direct_rows_fn direct_rows;
+    fconv_gemm_ukernel_fn gemm_ukernel;
+    size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
+};
+
+/* The table for the best usable ISA not above cap (FCONV_ISA_AUTO: no cap). Never NULL:
+ * the scalar table is always there. Thread-safe; detection runs once. */
+const struct fconv_kernels *fconv_kernels_for(fconv_isa cap);
+
+/* The table of exactly this ISA, or NULL if it is not compiled in or this CPU/OS cannot run
+ * it (tests use it to compare every runnable ISA against scalar; FCONV_ISA is ignored). */
+const struct fconv_kernels *fconv_kernels_exact(fconv_isa isa);
+
+/* The per-ISA kernels (kernels/direct/direct-rows.c compiled once per ISA). */
+void fconv_direct_rows_kernel__scalar(float *const *y, size_t nk, size_t n, const float *const *x_rows,
+                                    const float *const *tap_rows, ptrdiff_t tap_step, ptrdiff_t k_stride,
+                                    size_t kh, size_t kw, size_t dist, int accumulate);
+void fconv_direct_rows_kernel__avx2(float *const *y, size_t nk, size_t n, const float *const *x_rows,
+                                    const float *const *tap_rows, ptrdiff_t tap_step, ptrdiff_t k_stride,
+                                    size_t kh, size_t kw, size_t dist, int accumulate);
+void fconv_direct_rows_kernel__avx512(float *const *y, size_t nk, size_t n, const float *const *x_rows,
+                                    const float *const *tap_rows, ptrdiff_t tap_step, ptrdiff_t k_stride,
+                                    size_t kh, size_t kw, size_t dist, int accumulate);
+
+/* The per-ISA GEMM micro-kernels (kernels/gemm/gemm-ukernel.c) and their tile shapes. */
+void fconv_gemm_ukernel__scalar(size_t k, const float *a, const float *b, float *c, size_t ldc,
+                              int accumulate, size_t mr, size_t nr);
+size_t fconv_gemm_mr__scalar(void);
+size_t fconv_gemm_nr__scalar(void);
+void fconv_gemm_ukernel__avx2(size_t k, const float *a, const float *b, float *c, size_t ldc,
+                              int accumulate, size_t mr, size_t nr);
+size_t fconv_gemm_mr__avx2(void);
+size_t fconv_gemm_nr__avx2(void);
+void fconv_gemm_ukernel__avx512(size_t k, const float *a, const float *b, float *c, size_t ldc,
+                              int accumulate, size_t mr, size_t nr);
+size_t fconv_gemm_mr__avx512(void);
+size_t fconv_gemm_nr__avx512(void);
+
+#endif

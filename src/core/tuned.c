@@ -1,0 +1,202 @@
+/*
+ * tuned.c — AUTO's second opinion after the cost model: with FCONV_PLAN_MEASURE, time the
+ * eligible candidates on generated data and take (and record) the fastest; otherwise take
+ * the wisdom entry for this problem if it names an eligible candidate. The candidates come
+ * from select.c, already filtered by the plan's tolerance and workspace budget.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/wisdom.h"
+
+#define MAX_CANDIDATES 32
+/* Candidates the cost model rates this many times slower than its pick are not timed:
+ * it keeps measuring bounded (a direct 31x31 filter on a 4096^2 image takes seconds). */
+#define MEASURE_COST_RATIO 30.0
+/* Seconds of timed executions per candidate after its warm-up, and the rep bounds. */
+#define MEASURE_SECONDS 0.2
+#define MEASURE_MIN_REPS 2
+#define MEASURE_MAX_REPS 9
+/* A candidate whose warm-up is this many times slower than the best so far is not
+ * repeated: it has lost. */
+#define MEASURE_LOSER_RATIO 3.0
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Uniform [-1, 1) from a fixed-seed LCG: what the data is does not change the time. */
+static float *generated(int64_t n, uint64_t seed) {
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    if (!p) return NULL;
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        p[i] = (float)((double)(seed >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+    }
+    return p;
+}
+
+/* A plan for exactly this problem with the named algorithm (no MEASURE, no AUTO). */
+static fconv_status sub_plan(const fconv_plan *plan, fconv_algo algo, const float *w,
+                             const float *bias, fconv_plan **out) {
+    fconv_options o = plan->options;
+    o.algo = algo;
+    o.threads = plan->threads;
+    o.flags &= ~FCONV_PLAN_MEASURE;
+    if (plan->kind == FCONV_KIND_CONV2D) return fconv_plan_conv2d(&plan->conv2d, &o, w, bias, out);
+    if (plan->kind == FCONV_KIND_FILTER2D) return fconv_plan_filter2d(&plan->filter, &o, w, out);
+    return fconv_plan_conv1d(&plan->conv1d, &o, w, out);
+}
+
+/* Best of a few timed executions in milliseconds (after a warm-up), or a negative value if
+ * the candidate could not be planned or its workspace allocated. best_ms (< 0: none yet)
+ * lets a clear loser stop after its warm-up. */
+static double time_candidate(const fconv_plan *plan, fconv_algo algo, const float *x,
+                             const float *w, const float *bias, float *y, double best_ms) {
+    fconv_plan *p;
+    if (sub_plan(plan, algo, w, bias, &p) != FCONV_OK) return -1.0;
+    size_t ws_bytes = fconv_plan_workspace_size(p);
+    void *ws = ws_bytes ? fconv_alloc_aligned(ws_bytes) : NULL;
+    if (ws_bytes && !ws) {
+        fconv_plan_destroy(p);
+        return -1.0;
+    }
+    double t0 = now_seconds();
+    fconv_execute_with_workspace(p, x, NULL, NULL, y, ws, ws_bytes);
+    double warm = now_seconds() - t0, best = warm;
+    if (best_ms < 0 || warm * 1e3 < MEASURE_LOSER_RATIO * best_ms) {
+        int reps = warm > 0 ? (int)(MEASURE_SECONDS / warm) : MEASURE_MAX_REPS;
+        if (reps < MEASURE_MIN_REPS) reps = MEASURE_MIN_REPS;
+        if (reps > MEASURE_MAX_REPS) reps = MEASURE_MAX_REPS;
+        /* The minimum: on a shared machine noise only ever adds time. */
+        for (int i = 0; i < reps; i++) {
+            double s = now_seconds();
+            fconv_execute_with_workspace(p, x, NULL, NULL, y, ws, ws_bytes);
+            double t = now_seconds() - s;
+            if (t < best) best = t;
+        }
+    }
+    fconv_free_aligned(ws);
+    fconv_plan_destroy(p);
+    return best * 1e3;
+}
+
+static void take(fconv_plan *plan, const struct fconv_algorithm *a, size_t workspace) {
+    plan->algo = a;
+    plan->algo_workspace_bytes = workspace;
+    plan->workspace_bytes = fconv_caller_workspace_bytes(workspace);
+}
+
+/* FCONV_PLAN_MEASURE: time the candidates, take the fastest, record it. */
+static void measure(fconv_plan *plan, const struct fconv_algorithm *const *eligible,
+                    const size_t *workspace, int n) {
+    const struct fconv_algorithm *model_pick = plan->algo;
+    double model_cost = model_pick->cost(plan);
+    float *x = generated(plan->x_elems, 1);
+    float *y = malloc((size_t)plan->y_elems * sizeof *y);
+    float *w = plan->weights ? NULL : generated(plan->w_elems, 2);
+    int has_bias = plan->kind == FCONV_KIND_CONV2D && plan->conv2d.has_bias;
+    float *bias = has_bias && !plan->bias ? generated(plan->conv2d.k, 3) : NULL;
+    if (!x || !y || (!plan->weights && !w) || (has_bias && !plan->bias && !bias)) {
+        size_t used = strlen(plan->explain);
+        snprintf(plan->explain + used, sizeof plan->explain - used,
+                 "; not measured: out of memory for the test data");
+        goto done;
+    }
+    const float *wp = plan->weights ? plan->weights : w;
+    const float *bp = has_bias ? (plan->bias ? plan->bias : bias) : NULL;
+
+    /* Cheapest estimate first, so that losers can stop after their warm-up. */
+    int order[MAX_CANDIDATES];
+    double cost[MAX_CANDIDATES];
+    for (int i = 0; i < n; i++) {
+        order[i] = i;
+        cost[i] = eligible[i]->cost(plan);
+    }
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && cost[order[j]] < cost[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    int best = -1, timed = 0, skipped = 0;
+    double best_ms = -1.0, model_ms = -1.0;
+    for (int k = 0; k < n; k++) {
+        int i = order[k];
+        /* The reference is the oracle, never a contender. */
+        if (eligible[i]->id == FCONV_ALGO_REFERENCE || cost[i] > MEASURE_COST_RATIO * model_cost) {
+            skipped++;
+            continue;
+        }
+        double ms = time_candidate(plan, eligible[i]->id, x, wp, bp, y, best_ms);
+        if (ms < 0) continue;
+        timed++;
+        if (eligible[i] == model_pick) model_ms = ms;
+        if (best < 0 || ms < best_ms) {
+            best = i;
+            best_ms = ms;
+        }
+    }
+    if (best < 0) {
+        size_t used = strlen(plan->explain);
+        snprintf(plan->explain + used, sizeof plan->explain - used,
+                 "; not measured: no candidate could be timed");
+        goto done;
+    }
+    take(plan, eligible[best], workspace[best]);
+    char note[300];
+    fconv_wisdom_record(plan, eligible[best]->id, best_ms, note, sizeof note);
+    char model[120] = "";
+    if (eligible[best] != model_pick)
+        snprintf(model, sizeof model, "; the cost model's pick %s took %.3g ms", model_pick->name,
+                 model_ms);
+    snprintf(plan->explain, sizeof plan->explain,
+             "auto: measured: %s fastest (%.3g ms) of %d timed candidate%s (%d not timed)%s; %.200s",
+             eligible[best]->name, best_ms, timed, timed == 1 ? "" : "s", skipped, model, note);
+done:
+    free(x);
+    free(y);
+    free(w);
+    free(bias);
+}
+
+void fconv_select_tuned(fconv_plan *plan, const struct fconv_algorithm *const *eligible,
+                        const size_t *workspace, int n) {
+    if (n <= 0 || n > MAX_CANDIDATES) return;
+    if (plan->options.flags & FCONV_PLAN_MEASURE) {
+        measure(plan, eligible, workspace, n);
+        return;
+    }
+    fconv_algo algo;
+    double ms;
+    int64_t when;
+    char note[400];
+    size_t used = strlen(plan->explain);
+    if (!fconv_wisdom_lookup(plan, &algo, &ms, &when, note, sizeof note)) {
+        /* Say why only when a file was ignored; "no wisdom" is the common case. */
+        if (strstr(note, "ignored"))
+            snprintf(plan->explain + used, sizeof plan->explain - used, "; %.250s", note);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        if (eligible[i]->id != algo) continue;
+        const struct fconv_algorithm *model_pick = plan->algo;
+        take(plan, eligible[i], workspace[i]);
+        char stamp[32] = "?";
+        time_t t = (time_t)when;
+        struct tm tm;
+        if (gmtime_r(&t, &tm)) strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M UTC", &tm);
+        snprintf(plan->explain, sizeof plan->explain,
+                 "auto: wisdom: %s measured fastest (%.3g ms, tuned %s)%s%s", eligible[i]->name,
+                 ms, stamp, model_pick != eligible[i] ? "; the cost model would pick " : "",
+                 model_pick != eligible[i] ? model_pick->name : "");
+        return;
+    }
+    snprintf(plan->explain + used, sizeof plan->explain - used,
+             "; wisdom's %s not used: not eligible under this plan's options", fconv_algo_name(algo));
+}

@@ -1,0 +1,37 @@
+/*
+ * gpu-driver.h - what the device-agnostic GPU drivers share (gpu-driver.c): the plan's
+ * device state (plan-time weights kept on the device) and one execute skeleton (lock,
+ * copy in, run, copy out, record the timing) around each driver's launch function.
+ */
+#ifndef FCONV_GPU_DRIVER_H
+#define FCONV_GPU_DRIVER_H
+
+#include "core/internal.h"
+#include "gpu/gpu.h"
+
+/* The operands of one execute, on the device. bias is NULL without has_bias. */
+typedef struct fconv_gpu_io {
+    const fconv_gpu_ops *ops;
+    fconv_gpu *gpu;
+    fconv_gpu_limits limits;
+    fconv_gpu_buf *x, *w, *bias, *y;
+    fconv_gpu_timing *timing;
+} fconv_gpu_io;
+
+typedef fconv_status (*fconv_gpu_run_fn)(const fconv_plan *plan, const fconv_gpu_io *io);
+
+/* prepare/release of every GPU algorithm: upload the plan's weights and bias once. */
+fconv_status fconv_gpu_prepare(fconv_plan *plan);
+void fconv_gpu_release(fconv_plan *plan);
+
+/* The execute skeleton: host pointers in and out, run() launches the kernels. */
+fconv_status fconv_gpu_execute(const fconv_plan *plan, const float *x, const float *w,
+                               const float *bias, float *y, fconv_gpu_run_fn run);
+
+/* Record this thread's timing of the last GPU execute (gpu-device.c). */
+void fconv_gpu_timing_set(const fconv_gpu_timing *t);
+
+/* ceil(a / b) for positive b. */
+static inline int64_t fconv_gpu_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+#endif

@@ -1,0 +1,22 @@
+/*
+ * gpu-macros-cuda.h - the kernel dialect of gpu-kernels.h spelled in CUDA C++.
+ * Included by gpu-cuda.cu before gpu-kernels.h; the constant mask is one __constant__
+ * symbol that the host layer fills before a launch that takes a CONSTANT argument.
+ */
+#define KERNEL extern "C" __global__
+#define GLOBAL
+#define RESTRICT __restrict__
+#define DEVICE_FN static __device__ __forceinline__
+#define SHARED_ARRAY(type, name, n) __shared__ type name[n]
+#define BARRIER() __syncthreads()
+#define LID(d) ((i64)((d) == 0 ? threadIdx.x : (d) == 1 ? threadIdx.y : threadIdx.z))
+#define LSIZE(d) ((i64)((d) == 0 ? blockDim.x : (d) == 1 ? blockDim.y : blockDim.z))
+#define GROUP(d) ((i64)((d) == 0 ? blockIdx.x : (d) == 1 ? blockIdx.y : blockIdx.z))
+#define NGROUPS(d) ((i64)((d) == 0 ? gridDim.x : (d) == 1 ? gridDim.y : gridDim.z))
+typedef long long i64;
+/* No parameters: dynamic shared memory is sized at launch, the mask lives in a symbol. */
+#define DYN_LOCAL_PARAM
+#define DYN_LOCAL_DECL extern __shared__ float dyn_local[];
+#define CMASK_PARAM
+#define CMASK(i) fconv_cmask[i]
+__constant__ float fconv_cmask[FCONV_GPU_CONSTANT_FLOATS];

@@ -1,0 +1,20 @@
+/*
+ * gpu-macros-opencl.h - the kernel dialect of gpu-kernels.h spelled in OpenCL C 1.2.
+ * Prepended (as text) to gpu-kernels.h when the OpenCL host layer builds its program.
+ */
+#define KERNEL __kernel
+#define GLOBAL __global
+#define RESTRICT restrict
+#define DEVICE_FN static inline
+#define SHARED_ARRAY(type, name, n) __local type name[n]
+#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define LID(d) ((i64)get_local_id(d))
+#define LSIZE(d) ((i64)get_local_size(d))
+#define GROUP(d) ((i64)get_group_id(d))
+#define NGROUPS(d) ((i64)get_num_groups(d))
+typedef long i64;
+/* Dynamic local memory and the constant mask are trailing kernel parameters in OpenCL. */
+#define DYN_LOCAL_PARAM , __local float *dyn_local
+#define DYN_LOCAL_DECL
+#define CMASK_PARAM , __constant float *cmask
+#define CMASK(i) cmask[i]

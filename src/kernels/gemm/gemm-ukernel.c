@@ -1,0 +1,56 @@
+/*
+ * gemm-ukernel.c — the GEMM micro-kernel: an MR x NR tile of C accumulated in registers from
+ * packed panels of A (MR rows, k-major) and B (NR columns, k-major), one broadcast of A and
+ * NR/VF_LANES loads of B per k step. MR x NR is 6 x 16 on AVX2 (12 accumulators), 6 x 32 on
+ * AVX-512, 4 x 4 scalar. Compiled once per ISA (simd/vec.h); contract: fconv_gemm_ukernel_fn
+ * in core/dispatch.h.
+ */
+#include <assert.h>
+
+#include "core/dispatch.h"
+#include "simd/vec.h"
+
+#if VF_LANES == 1
+#define MR 4
+#define NV 4
+#else
+#define MR 6
+#define NV 2
+#endif
+#define NR (NV * VF_LANES)
+
+void FCONV_ISA_SUFFIX(fconv_gemm_ukernel)(size_t k, const float *restrict a, const float *restrict b,
+                                          float *restrict c, size_t ldc, int accumulate, size_t mr,
+                                          size_t nr) {
+    assert(a && b && c && mr >= 1 && mr <= MR && nr >= 1 && nr <= NR);
+    vf acc[MR][NV];
+    for (int i = 0; i < MR; i++)
+        for (int v = 0; v < NV; v++) acc[i][v] = vf_zero();
+    for (size_t p = 0; p < k; p++) {
+        vf bv[NV];
+        for (int v = 0; v < NV; v++) bv[v] = vf_load(b + p * NR + (size_t)v * VF_LANES);
+        for (int i = 0; i < MR; i++) {
+            vf av = vf_set1(a[p * MR + (size_t)i]);
+            for (int v = 0; v < NV; v++) acc[i][v] = vf_fma(av, bv[v], acc[i][v]);
+        }
+    }
+    if (mr == MR && nr == NR) { /* full tile: straight to C */
+        for (int i = 0; i < MR; i++)
+            for (int v = 0; v < NV; v++) {
+                float *ci = c + (size_t)i * ldc + (size_t)v * VF_LANES;
+                vf_storeu(ci, accumulate ? vf_add(vf_loadu(ci), acc[i][v]) : acc[i][v]);
+            }
+        return;
+    }
+    /* An edge tile: the packed panels are zero-padded, so compute all, store what exists. */
+    float tile[MR * NR];
+    for (int i = 0; i < MR; i++)
+        for (int v = 0; v < NV; v++) vf_storeu(tile + i * NR + v * VF_LANES, acc[i][v]);
+    for (size_t i = 0; i < mr; i++)
+        for (size_t j = 0; j < nr; j++)
+            c[i * ldc + j] = accumulate ? c[i * ldc + j] + tile[i * NR + j] : tile[i * NR + j];
+}
+
+/* The tile shape of this compilation, for the dispatch table. */
+size_t FCONV_ISA_SUFFIX(fconv_gemm_mr)(void) { return MR; }
+size_t FCONV_ISA_SUFFIX(fconv_gemm_nr)(void) { return NR; }

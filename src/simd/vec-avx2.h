@@ -1,0 +1,46 @@
+/*
+ * vec-avx2.h — 8 floats in a ymm register, AVX2 + FMA (the files including it are compiled
+ * with -mavx2 -mfma and only called after cpuid + XGETBV said so). Partial vectors use
+ * vmaskmov, which never touches memory beyond the n lanes asked for.
+ */
+#ifndef FCONV_SIMD_VEC_AVX2_H
+#define FCONV_SIMD_VEC_AVX2_H
+
+#include <immintrin.h>
+#include <stddef.h>
+
+#define FCONV_VEC_TAG __avx2
+#define FCONV_VEC_ISA_NAME "avx2"
+#define VF_LANES 8
+
+typedef __m256 vf;
+
+static inline vf vf_zero(void) { return _mm256_setzero_ps(); }
+static inline vf vf_set1(float a) { return _mm256_set1_ps(a); }
+static inline vf vf_load(const float *p) { return _mm256_load_ps(p); }
+static inline vf vf_loadu(const float *p) { return _mm256_loadu_ps(p); }
+static inline void vf_store(float *p, vf v) { _mm256_store_ps(p, v); }
+static inline void vf_storeu(float *p, vf v) { _mm256_storeu_ps(p, v); }
+static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static inline vf vf_fma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+
+/* Lane i active iff i < n: compare the lane numbers against n. */
+static inline __m256i vf_tail_mask_(size_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static inline vf vf_loadu_partial(const float *p, size_t n) {
+    return _mm256_maskload_ps(p, vf_tail_mask_(n));
+}
+static inline void vf_storeu_partial(float *p, vf v, size_t n) {
+    _mm256_maskstore_ps(p, vf_tail_mask_(n), v);
+}
+static inline float vf_reduce_add(vf v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+#endif

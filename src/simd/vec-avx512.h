@@ -1,0 +1,37 @@
+/*
+ * vec-avx512.h — 16 floats in a zmm register, AVX-512F (files including it are compiled with
+ * -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma and only called after cpuid + XGETBV say
+ * the CPU and OS support it). Partial vectors use opmask loads/stores, which fault on no lane
+ * beyond the n asked for.
+ */
+#ifndef FCONV_SIMD_VEC_AVX512_H
+#define FCONV_SIMD_VEC_AVX512_H
+
+#include <immintrin.h>
+#include <stddef.h>
+
+#define FCONV_VEC_TAG __avx512
+#define FCONV_VEC_ISA_NAME "avx512"
+#define VF_LANES 16
+
+typedef __m512 vf;
+
+static inline vf vf_zero(void) { return _mm512_setzero_ps(); }
+static inline vf vf_set1(float a) { return _mm512_set1_ps(a); }
+static inline vf vf_load(const float *p) { return _mm512_load_ps(p); }
+static inline vf vf_loadu(const float *p) { return _mm512_loadu_ps(p); }
+static inline void vf_store(float *p, vf v) { _mm512_store_ps(p, v); }
+static inline void vf_storeu(float *p, vf v) { _mm512_storeu_ps(p, v); }
+static inline vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static inline vf vf_fma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
+static inline vf vf_loadu_partial(const float *p, size_t n) {
+    return _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p);
+}
+static inline void vf_storeu_partial(float *p, vf v, size_t n) {
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), v);
+}
+static inline float vf_reduce_add(vf v) { return _mm512_reduce_add_ps(v); }
+
+#endif

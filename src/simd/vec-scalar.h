@@ -1,0 +1,34 @@
+/*
+ * vec-scalar.h — the portable "vector" of one float. Kernels compiled against it are the
+ * reference every SIMD build is tested against, and the path taken on CPUs without AVX2.
+ * Multiply-add is a rounded multiply then a rounded add (no FMA contraction on baseline x86-64).
+ */
+#ifndef FCONV_SIMD_VEC_SCALAR_H
+#define FCONV_SIMD_VEC_SCALAR_H
+
+#include <stddef.h>
+
+#define FCONV_VEC_TAG __scalar
+#define FCONV_VEC_ISA_NAME "scalar"
+#define VF_LANES 1
+
+typedef float vf;
+
+static inline vf vf_zero(void) { return 0.0f; }
+static inline vf vf_set1(float a) { return a; }
+static inline vf vf_load(const float *p) { return *p; }
+static inline vf vf_loadu(const float *p) { return *p; }
+static inline void vf_store(float *p, vf v) { *p = v; }
+static inline void vf_storeu(float *p, vf v) { *p = v; }
+static inline vf vf_add(vf a, vf b) { return a + b; }
+static inline vf vf_mul(vf a, vf b) { return a * b; }
+/* a * b + c */
+static inline vf vf_fma(vf a, vf b, vf c) { return a * b + c; }
+/* NaN in a or b gives b (as x86 max does with its second operand). */
+static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
+/* The first n < VF_LANES lanes; with one lane there is never a partial vector. */
+static inline vf vf_loadu_partial(const float *p, size_t n) { return n ? *p : 0.0f; }
+static inline void vf_storeu_partial(float *p, vf v, size_t n) { if (n) *p = v; }
+static inline float vf_reduce_add(vf v) { return v; }
+
+#endif

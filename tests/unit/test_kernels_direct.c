@@ -1,0 +1,174 @@
+/*
+ * test_kernels_direct.c — the direct algorithm's SIMD kernel (core/dispatch.h
+ * fconv_direct_rows_fn) on every ISA this machine runs, against a float64 reference and
+ * against the scalar kernel, on sizes that cross every vector-width and block remainder;
+ * then the plan-level contract: max_isa caps the ISA, and direct results are bit-identical
+ * for 1 and 2 threads on each ISA. ISAs the CPU lacks are reported as skipped, not failed.
+ */
+#include <float.h>
+
+#include "core/dispatch.h"
+#include "test.h"
+
+#define MAX_KH 70 /* beyond the drivers' 64 rows per call, so the kernel sees any count */
+
+/* One random case of the kernel: compare `k` against float64, and against scalar. */
+static void check_case(const struct fconv_kernels *k, size_t nk, size_t n, size_t kh, size_t kw,
+                       size_t dist, ptrdiff_t tap_step, int accumulate) {
+    const struct fconv_kernels *ref = fconv_kernels_exact(FCONV_ISA_SCALAR);
+    const ptrdiff_t k_stride = (ptrdiff_t)(kh * kw) + 3; /* channels' taps not adjacent */
+    size_t xlen = n + (kw - 1) * dist; /* exactly what the contract lets the kernel read */
+    float *x[MAX_KH], *taps = malloc(sizeof(float) * (size_t)k_stride * 4);
+    const float *xs[MAX_KH], *ts[MAX_KH];
+    float *y[4], *y0[4], *ys[4];
+    for (size_t a = 0; a < kh; a++) {
+        x[a] = malloc(sizeof(float) * (xlen ? xlen : 1));
+        test_fill_random(x[a], xlen);
+        xs[a] = x[a];
+    }
+    test_fill_random(taps, (size_t)k_stride * 4);
+    for (size_t a = 0; a < kh; a++) /* row a's taps, walked forwards or backwards */
+        ts[a] = tap_step > 0 ? taps + a * kw : taps + a * kw + (kw - 1);
+    for (size_t c = 0; c < nk; c++) {
+        y[c] = malloc(sizeof(float) * (n ? n : 1));
+        y0[c] = malloc(sizeof(float) * (n ? n : 1));
+        ys[c] = malloc(sizeof(float) * (n ? n : 1));
+        test_fill_random(y0[c], n);
+        memcpy(y[c], y0[c], sizeof(float) * n);
+        memcpy(ys[c], y0[c], sizeof(float) * n);
+    }
+    k->direct_rows(y, nk, n, xs, ts, tap_step, k_stride, kh, kw, dist, accumulate);
+    ref->direct_rows(ys, nk, n, xs, ts, tap_step, k_stride, kh, kw, dist, accumulate);
+    double worst = 0.0;
+    for (size_t c = 0; c < nk; c++) {
+        for (size_t e = 0; e < n; e++) {
+            double sum = accumulate ? y0[c][e] : 0.0, mag = fabs(sum);
+            for (size_t a = 0; a < kh; a++)
+                for (size_t b = 0; b < kw; b++) {
+                    double t = ts[a][(ptrdiff_t)b * tap_step + (ptrdiff_t)c * k_stride];
+                    sum += t * xs[a][e + b * dist];
+                    mag += fabs(t * xs[a][e + b * dist]);
+                }
+            /* float32 accumulation of kh*kw+1 terms: |error| <= (terms) * eps * sum|terms| */
+            double bound = (double)(kh * kw + 1) * FLT_EPSILON * mag + 1e-30;
+            double err = fabs(y[c][e] - sum), diff = fabs((double)y[c][e] - ys[c][e]);
+            if (err > worst) worst = err;
+            CHECKF(err <= bound && diff <= 2 * bound,
+                   "%s nk=%zu n=%zu kh=%zu kw=%zu dist=%zu step=%td acc=%d: y[%zu][%zu]=%g ref=%.9g "
+                   "scalar=%g bound=%g",
+                   k->name, nk, n, kh, kw, dist, tap_step, accumulate, c, e, y[c][e], sum, ys[c][e], bound);
+            if (err > bound || diff > 2 * bound) goto done; /* one line per broken case */
+        }
+    }
+done:
+    for (size_t a = 0; a < kh; a++) free(x[a]);
+    for (size_t c = 0; c < nk; c++) {
+        free(y[c]);
+        free(y0[c]);
+        free(ys[c]);
+    }
+    free(taps);
+}
+
+static int isa_runnable(fconv_isa isa) {
+    if (fconv_kernels_exact(isa)) return 1;
+    fprintf(stderr, "test_kernels_direct: skipping ISA %s: not compiled in or this CPU/OS lacks it "
+                    "(%s)\n", fconv_isa_name(isa), fconv_cpu_features());
+    return 0;
+}
+
+/* Every n in [0, 2 * 8 * 16 + 17] crosses each block (8 vectors of up to 16 lanes), single
+ * vector and partial-vector remainder of every ISA; the other parameters are sampled. */
+static void test_kernel_all_isas(void) {
+    for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
+        if (!isa_runnable((fconv_isa)isa)) continue;
+        const struct fconv_kernels *k = fconv_kernels_exact((fconv_isa)isa);
+        CHECK_EQ_INT(k->isa, isa);
+        for (size_t n = 0; n <= 2 * 8 * 16 + 17; n++) {
+            size_t nk = (size_t)test_rand_int(1, 4), kh = (size_t)test_rand_int(1, 5);
+            size_t kw = (size_t)test_rand_int(1, 8), dist = (size_t)test_rand_int(1, 3);
+            check_case(k, nk, n, kh, kw, dist, test_rand_int(0, 1) ? 1 : -1, (int)test_rand_int(0, 1));
+        }
+        check_case(k, 1, 1000, 1, 255, 1, 1, 0); /* a long 1D kernel */
+        check_case(k, 4, 77, MAX_KH, 3, 1, 1, 1); /* many rows: a conv2d's C*R */
+        check_case(k, 1, 300, 11, 11, 3, -1, 0);  /* 11x11 filter, 3 interleaved channels */
+    }
+}
+
+/* max_isa caps the plan's ISA; AUTO gives the default one. */
+static void test_plan_isa(void) {
+    fconv_filter2d_desc d = {.h = 20, .w = 40, .kh = 3, .kw = 3};
+    fconv_plan *p = NULL;
+    fconv_options o = {.algo = FCONV_ALGO_DIRECT, .max_isa = FCONV_ISA_SCALAR};
+    CHECK(fconv_plan_filter2d(&d, &o, NULL, &p) == FCONV_OK);
+    CHECK_EQ_INT(fconv_plan_isa(p), FCONV_ISA_SCALAR);
+    fconv_plan_destroy(p);
+    o.max_isa = FCONV_ISA_AUTO;
+    CHECK(fconv_plan_filter2d(&d, &o, NULL, &p) == FCONV_OK);
+    CHECK_EQ_INT(fconv_plan_isa(p), fconv_isa_default());
+    fconv_plan_destroy(p);
+    o.max_isa = (fconv_isa)99;
+    CHECK(fconv_plan_filter2d(&d, &o, NULL, &p) == FCONV_EINVAL);
+    CHECK_STR_CONTAINS(fconv_last_error(), "max_isa");
+    CHECK_EQ_INT(fconv_plan_isa(NULL), FCONV_ISA_AUTO);
+    CHECK(strcmp(fconv_isa_name(FCONV_ISA_AVX2), "avx2") == 0);
+    CHECK(strcmp(fconv_isa_name((fconv_isa)42), "unknown") == 0);
+    CHECK_STR_CONTAINS(fconv_isa_report(), "compiled: scalar");
+}
+
+/* Run one plan made with (isa, threads); y must hold its output. */
+static void run_plan(int conv2d, const void *desc, fconv_isa isa, int threads, const float *x,
+                     const float *w, float *y) {
+    fconv_options o = {.algo = FCONV_ALGO_DIRECT, .threads = threads, .max_isa = isa};
+    fconv_plan *p = NULL;
+    fconv_status st = conv2d ? fconv_plan_conv2d(desc, &o, w, NULL, &p) : fconv_plan_filter2d(desc, &o, w, &p);
+    CHECKF(st == FCONV_OK, "plan: %s", fconv_last_error());
+    if (st != FCONV_OK) return;
+    CHECK(fconv_execute(p, x, NULL, NULL, y) == FCONV_OK);
+    fconv_plan_destroy(p);
+}
+
+/* Direct filter2d and conv2d through each ISA: 1 and 2 threads bit-identical, and every ISA
+ * within float32 rounding of scalar. */
+static void test_threads_bit_identical(void) {
+    fconv_filter2d_desc f = {.h = 37, .w = 301, .channels = 3, .kh = 5, .kw = 7,
+                             .mode = FCONV_MODE_SAME, .border = FCONV_BORDER_REFLECT};
+    fconv_conv2d_desc c = {.n = 2, .c = 5, .h = 23, .w = 45, .k = 7, .r = 3, .s = 3,
+                           .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
+    for (int conv2d = 0; conv2d <= 1; conv2d++) {
+        size_t nx = conv2d ? 2 * 5 * 23 * 45 : 37 * 301 * 3, nw = conv2d ? 7 * 5 * 9 : 35;
+        size_t ny = conv2d ? 2 * 7 * 23 * 45 : 37 * 301 * 3;
+        const void *desc = conv2d ? (const void *)&c : (const void *)&f;
+        float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float));
+        float *y1 = malloc(ny * sizeof(float)), *y2 = malloc(ny * sizeof(float));
+        float *yscalar = malloc(ny * sizeof(float));
+        test_fill_random(x, nx);
+        test_fill_random(w, nw);
+        run_plan(conv2d, desc, FCONV_ISA_SCALAR, 1, x, w, yscalar);
+        for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
+            if (!fconv_kernels_exact((fconv_isa)isa)) continue;
+            run_plan(conv2d, desc, (fconv_isa)isa, 1, x, w, y1);
+            run_plan(conv2d, desc, (fconv_isa)isa, 2, x, w, y2);
+            CHECKF(memcmp(y1, y2, ny * sizeof(float)) == 0, "%s %s: 1 and 2 threads differ",
+                   conv2d ? "conv2d" : "filter2d", fconv_isa_name((fconv_isa)isa));
+            double worst = 0.0;
+            for (size_t i = 0; i < ny; i++) worst = fmax(worst, fabs((double)y1[i] - yscalar[i]));
+            /* |terms| <= 45 (conv2d) or 35 (filter), each <= 1: far below 1e-4 in float32 */
+            CHECKF(worst < 1e-4, "%s %s vs scalar: max diff %g", conv2d ? "conv2d" : "filter2d",
+                   fconv_isa_name((fconv_isa)isa), worst);
+        }
+        free(x);
+        free(w);
+        free(y1);
+        free(y2);
+        free(yscalar);
+    }
+}
+
+int main(void) {
+    test_init();
+    TEST(test_kernel_all_isas);
+    TEST(test_plan_isa);
+    TEST(test_threads_bit_identical);
+    return test_finish();
+}
