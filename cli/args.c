@@ -191,6 +191,9 @@ int cli_check_output_path(const char *path) {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return cli_fail("%s: is a directory, not an output file", path);
+    /* The writer renames a finished temporary over the target: never over a device or FIFO. */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return cli_fail("%s: exists and is not a regular file", path);
     char dir[4096];
     const char *slash = strrchr(path, '/');
     if (!slash) {

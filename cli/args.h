@@ -54,7 +54,7 @@ int cli_write_npy(const char *path, const float *data, int ndim, const int64_t *
 const char *cli_shape_string(const int64_t *shape, int ndim, char *buf, size_t len);
 
 /* Can an output be created at path (its directory exists and is writable, and path is not a
- * directory)? Checked before any work so a run fails before writing anything. 0, or
+ * directory or another non-regular file such as a FIFO or a device)? Checked before any work so a run fails before writing anything. 0, or
  * CLI_EXIT_FAILURE with a message printed. */
 int cli_check_output_path(const char *path);
 

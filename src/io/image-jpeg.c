@@ -86,6 +86,20 @@ int fconv_io_jpeg_decode(const unsigned char *bytes, size_t size, const char *na
         jpeg_destroy_decompress(&cinfo);
         return -1;
     }
+    /* A short file cannot hold a huge image. Huffman coding spends at least 2 bits on each
+     * 8x8 block of each component (a DC and an end-of-block code), so at most 256 pixels per
+     * byte; 1024 leaves room. Arithmetic coding has no such floor (and libjpeg decodes
+     * missing arithmetic-coded data as zeros without a warning), so its bound is a
+     * heuristic: 2^17 pixels per byte is far beyond any real image. */
+    uint64_t pixels = (uint64_t)cinfo.image_width * cinfo.image_height;
+    uint64_t per_byte = cinfo.arith_code ? (uint64_t)1 << 17 : 1024;
+    if (pixels > (uint64_t)size * per_byte + 65536) {
+        fconv_io_errf(err, errlen, "%s: corrupt JPEG: a %ux%u image cannot fit in %zu bytes "
+                      "(truncated?)", name, (unsigned)cinfo.image_width,
+                      (unsigned)cinfo.image_height, size);
+        jpeg_destroy_decompress(&cinfo);
+        return -1;
+    }
     jpeg_start_decompress(&cinfo);
     size_t w = cinfo.output_width, h = cinfo.output_height;
     size_t c = (size_t)cinfo.output_components;

@@ -18,18 +18,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * other input, and every JPEG byte before the frame header, is still decoded. */
 static int jpeg_too_large(const uint8_t *d, size_t n) {
     if (n < 4 || d[0] != 0xFF || d[1] != 0xD8) return 0;
-    size_t i = 2;
-    while (i + 9 < n) {
-        if (d[i] != 0xFF) return 0;
+    /* Any frame header anywhere counts: walking the markers by their lengths misses a frame
+     * behind a marker without one (e.g. FF 01), which libjpeg skips over. */
+    for (size_t i = 2; i + 9 < n; i++) {
         uint8_t m = d[i + 1];
-        size_t len = ((size_t)d[i + 2] << 8) | d[i + 3];
-        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) {
+        if (d[i] == 0xFF && m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) {
             uint64_t h = ((uint64_t)d[i + 5] << 8) | d[i + 6];
             uint64_t w = ((uint64_t)d[i + 7] << 8) | d[i + 8];
-            return h * w > (1u << 24);
+            if (h * w > (1u << 24)) return 1;
         }
-        if (len < 2) return 0;
-        i += 2 + len;
     }
     return 0;
 }

@@ -3,6 +3,7 @@
  * would fight ours for the cores, and calls from inside our parallel tasks would
  * oversubscribe); fastconv parallelizes around it by splitting C into fixed tiles.
  */
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -73,7 +74,10 @@ void fconv_gemm(int threads, int trans_a, int trans_b, size_t m, size_t n, size_
                 for (size_t j = 0; j < n; j++) c[i * ldc + j] = 0.0f;
         return;
     }
-    if (use_packed) {
+    /* BLAS takes int sizes; our own GEMM takes size_t, so it serves what would not fit. The
+     * tiles below bound m and n, but k and the leading dimensions go to BLAS whole. */
+    int beyond_int = k > INT_MAX || lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX;
+    if (use_packed || beyond_int) {
         fconv_gemm_packed(fconv_kernels_for(FCONV_ISA_AUTO), threads, trans_a, trans_b, m, n, k, a, lda, b,
                           ldb, accumulate, c, ldc);
         return;

@@ -3,8 +3,10 @@
  * (im2col, MEC, Winograd, FFT-free lowering paths). Row-major:
  *   C[m][n] = sum_k op(A)[m][k] * op(B)[k][n]  (+ C when accumulate)
  * op(A) is A or A^T (trans_a), likewise B. Leading dimensions are in elements.
- * Today it calls OpenBLAS's cblas_sgemm on tiles of C shared out on the caller's threads;
- * the tiling does not depend on the thread count, so results are identical for any count.
+ * It calls OpenBLAS's cblas_sgemm on tiles of C shared out on the caller's threads (measured
+ * faster than our own packed micro-kernel here, docs/kernels.md), or our own GEMM when
+ * FCONV_GEMM=packed or a size exceeds BLAS's int. The tiling does not depend on the thread
+ * count, so results are identical for any count.
  */
 #ifndef FCONV_GEMM_H
 #define FCONV_GEMM_H
