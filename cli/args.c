@@ -249,3 +249,13 @@ int cli_parse_workspace_limit(const char *s, fconv_options *options) {
     else options->max_workspace_bytes = (size_t)v;
     return 0;
 }
+
+int cli_parse_plan_option(int c, const char *arg, fconv_options *options) {
+    switch (c) {
+    case CLI_OPT_ALGO: return cli_parse_algo(arg, &options->algo) ? -1 : 1;
+    case CLI_OPT_THREADS: return cli_parse_threads(arg, &options->threads) ? -1 : 1;
+    case CLI_OPT_DEVICE: return cli_parse_device(arg, &options->device) ? -1 : 1;
+    case CLI_OPT_MAX_WORKSPACE: return cli_parse_workspace_limit(arg, options) ? -1 : 1;
+    default: return 0;
+    }
+}

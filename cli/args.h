@@ -44,6 +44,20 @@ int cli_parse_device(const char *s, fconv_device *device);
  * may choose, and an error for a named algorithm that needs more; 0 allows none. */
 int cli_parse_workspace_limit(const char *s, fconv_options *options);
 
+/* The options every planning subcommand (filter, conv2d, conv1d) shares: --algo, --threads,
+ * --device, --max-workspace. Their getopt ids, their long-option entries (put
+ * CLI_PLAN_LONGOPTS in the command's struct option array; needs <getopt.h>) and one handler. */
+enum { CLI_OPT_ALGO = 1000, CLI_OPT_THREADS, CLI_OPT_DEVICE, CLI_OPT_MAX_WORKSPACE };
+#define CLI_PLAN_LONGOPTS                                                                     \
+    {"algo", required_argument, NULL, CLI_OPT_ALGO},                                          \
+        {"threads", required_argument, NULL, CLI_OPT_THREADS},                                \
+        {"device", required_argument, NULL, CLI_OPT_DEVICE},                                  \
+        {"max-workspace", required_argument, NULL, CLI_OPT_MAX_WORKSPACE}
+
+/* If getopt's result c is a shared option, apply arg to *options: 1 done, -1 invalid (message
+ * printed); 0 if c is not one of them. */
+int cli_parse_plan_option(int c, const char *arg, fconv_options *options);
+
 /* Read a .npy file; on failure print the reader's message. 0 / -1. */
 int cli_read_npy(const char *path, fconv_io_array *out);
 

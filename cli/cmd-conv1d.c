@@ -21,13 +21,12 @@ static const char conv1d_help[] =
     "--max-workspace S  most scratch memory (e.g. 64M; 0: none); AUTO picks within it\n";
 
 int cmd_conv1d(int argc, char **argv) {
-    enum { OPT_MODE = 256, OPT_CORRELATE, OPT_ALGO, OPT_THREADS, OPT_MAX_WORKSPACE, OPT_DEVICE };
+    enum { OPT_MODE = 256, OPT_CORRELATE };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},  {"mode", required_argument, NULL, OPT_MODE},
-        {"correlate", no_argument, NULL, OPT_CORRELATE}, {"algo", required_argument, NULL, OPT_ALGO},
-        {"threads", required_argument, NULL, OPT_THREADS}, {"device", required_argument, NULL, OPT_DEVICE}, {"max-workspace", required_argument, NULL, OPT_MAX_WORKSPACE},
+        {"correlate", no_argument, NULL, OPT_CORRELATE},
         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        CLI_PLAN_LONGOPTS, {NULL, 0, NULL, 0}};
     fconv_conv1d_desc d = {.mode = FCONV_MODE_FULL};
     fconv_options options = {0};
     const char *output = NULL;
@@ -39,20 +38,13 @@ int cmd_conv1d(int argc, char **argv) {
             if (cli_parse_mode(optarg, &d.mode)) return CLI_EXIT_USAGE;
             break;
         case OPT_CORRELATE: d.correlate = 1; break;
-        case OPT_ALGO:
-            if (cli_parse_algo(optarg, &options.algo)) return CLI_EXIT_USAGE;
-            break;
-        case OPT_THREADS:
-            if (cli_parse_threads(optarg, &options.threads)) return CLI_EXIT_USAGE;
-            break;
-        case OPT_DEVICE:
-            if (cli_parse_device(optarg, &options.device)) return CLI_EXIT_USAGE;
-            break;
-        case OPT_MAX_WORKSPACE:
-            if (cli_parse_workspace_limit(optarg, &options)) return CLI_EXIT_USAGE;
-            break;
         case 'h': fputs(conv1d_help, stdout); return CLI_EXIT_OK;
-        default: return cli_report_getopt_error("conv1d", argv, c);
+        default: {
+            int shared = cli_parse_plan_option(c, optarg, &options);
+            if (shared < 0) return CLI_EXIT_USAGE;
+            if (shared == 0) return cli_report_getopt_error("conv1d", argv, c);
+            break;
+        }
         }
     }
     if (argc - optind < 2) return cli_usage_error("conv1d: needs INPUT.npy and KERNEL.npy (see fastconv conv1d --help)");

@@ -61,16 +61,13 @@ static int parse_pad(const char *s, fconv_conv2d_desc *d) {
 }
 
 static int parse_conv2d_args(int argc, char **argv, struct conv2d_args *a) {
-    enum { OPT_BIAS = 256, OPT_STRIDE, OPT_PAD, OPT_DILATION, OPT_GROUPS, OPT_RELU, OPT_ALGO, OPT_THREADS, OPT_MAX_WORKSPACE, OPT_DEVICE };
+    enum { OPT_BIAS = 256, OPT_STRIDE, OPT_PAD, OPT_DILATION, OPT_GROUPS, OPT_RELU };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},      {"bias", required_argument, NULL, OPT_BIAS},
         {"stride", required_argument, NULL, OPT_STRIDE}, {"pad", required_argument, NULL, OPT_PAD},
         {"dilation", required_argument, NULL, OPT_DILATION},
         {"groups", required_argument, NULL, OPT_GROUPS}, {"relu", no_argument, NULL, OPT_RELU},
-        {"algo", required_argument, NULL, OPT_ALGO},    {"threads", required_argument, NULL, OPT_THREADS},
-        {"device", required_argument, NULL, OPT_DEVICE},
-        {"max-workspace", required_argument, NULL, OPT_MAX_WORKSPACE},
-        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
+        {"help", no_argument, NULL, 'h'},              CLI_PLAN_LONGOPTS, {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
     int c;
     while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
@@ -91,20 +88,13 @@ static int parse_conv2d_args(int argc, char **argv, struct conv2d_args *a) {
             if (cli_parse_int("--groups", optarg, 1, FCONV_MAX_DIM, &a->desc.groups)) return CLI_EXIT_USAGE;
             break;
         case OPT_RELU: a->desc.activation = FCONV_ACTIVATION_RELU; break;
-        case OPT_ALGO:
-            if (cli_parse_algo(optarg, &a->options.algo)) return CLI_EXIT_USAGE;
-            break;
-        case OPT_THREADS:
-            if (cli_parse_threads(optarg, &a->options.threads)) return CLI_EXIT_USAGE;
-            break;
-        case OPT_DEVICE:
-            if (cli_parse_device(optarg, &a->options.device)) return CLI_EXIT_USAGE;
-            break;
-        case OPT_MAX_WORKSPACE:
-            if (cli_parse_workspace_limit(optarg, &a->options)) return CLI_EXIT_USAGE;
-            break;
         case 'h': fputs(conv2d_help, stdout); return -1;
-        default: return cli_report_getopt_error("conv2d", argv, c);
+        default: {
+            int shared = cli_parse_plan_option(c, optarg, &a->options);
+            if (shared < 0) return CLI_EXIT_USAGE;
+            if (shared == 0) return cli_report_getopt_error("conv2d", argv, c);
+            break;
+        }
         }
     }
     if (argc - optind < 2) return cli_usage_error("conv2d: needs INPUT.npy and WEIGHTS.npy (see fastconv conv2d --help)");

@@ -50,16 +50,15 @@ struct filter_args {
 };
 
 static int parse_filter_args(int argc, char **argv, struct filter_args *a) {
-    enum { OPT_MODE = 256, OPT_BORDER, OPT_CORRELATE, OPT_ALGO, OPT_THREADS, OPT_NORMALIZE, OPT_DEPTH, OPT_MAX_WORKSPACE, OPT_DEVICE };
+    enum { OPT_MODE = 256, OPT_BORDER, OPT_CORRELATE, OPT_NORMALIZE, OPT_DEPTH };
     static const struct option longopts[] = {
         {"kernel", required_argument, NULL, 'k'},   {"output", required_argument, NULL, 'o'},
         {"mode", required_argument, NULL, OPT_MODE}, {"border", required_argument, NULL, OPT_BORDER},
-        {"correlate", no_argument, NULL, OPT_CORRELATE}, {"algo", required_argument, NULL, OPT_ALGO},
-        {"threads", required_argument, NULL, OPT_THREADS}, {"device", required_argument, NULL, OPT_DEVICE},
+        {"correlate", no_argument, NULL, OPT_CORRELATE},
         {"normalize", no_argument, NULL, OPT_NORMALIZE},
-        {"bit-depth", required_argument, NULL, OPT_DEPTH}, {"max-workspace", required_argument, NULL, OPT_MAX_WORKSPACE},
+        {"bit-depth", required_argument, NULL, OPT_DEPTH},
         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        CLI_PLAN_LONGOPTS, {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
     a->desc.mode = FCONV_MODE_SAME;
     int c;
@@ -81,26 +80,19 @@ static int parse_filter_args(int argc, char **argv, struct filter_args *a) {
             if (cli_parse_border(optarg, &a->desc.border, &a->desc.border_value)) return CLI_EXIT_USAGE;
             break;
         case OPT_CORRELATE: a->desc.correlate = 1; break;
-        case OPT_ALGO:
-            if (cli_parse_algo(optarg, &a->options.algo)) return CLI_EXIT_USAGE;
-            break;
-        case OPT_THREADS:
-            if (cli_parse_threads(optarg, &a->options.threads)) return CLI_EXIT_USAGE;
-            break;
-        case OPT_DEVICE:
-            if (cli_parse_device(optarg, &a->options.device)) return CLI_EXIT_USAGE;
-            break;
         case OPT_NORMALIZE: a->normalize = 1; break;
         case OPT_DEPTH:
             if (cli_parse_int("--bit-depth", optarg, 8, 16, &v)) return CLI_EXIT_USAGE;
             if (v != 8 && v != 16) return cli_usage_error("--bit-depth: must be 8 or 16, got %lld", (long long)v);
             a->bit_depth = (int)v;
             break;
-        case OPT_MAX_WORKSPACE:
-            if (cli_parse_workspace_limit(optarg, &a->options)) return CLI_EXIT_USAGE;
-            break;
         case 'h': printf(filter_help, cli_kernel_names()); return -1;
-        default: return cli_report_getopt_error("filter", argv, c);
+        default: {
+            int shared = cli_parse_plan_option(c, optarg, &a->options);
+            if (shared < 0) return CLI_EXIT_USAGE;
+            if (shared == 0) return cli_report_getopt_error("filter", argv, c);
+            break;
+        }
         }
     }
     if (optind == argc) return cli_usage_error("filter: missing INPUT (see fastconv filter --help)");
