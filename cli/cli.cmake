@@ -10,6 +10,7 @@ add_executable(fastconv_cli
   cli/cmd-info.c
   # UMI applications (block matching, stereo, bilateral) and their shared helpers
   cli/frames.c
+  cli/umi-sad.c
   cli/cmd-match.c
   cli/cmd-stereo.c
   cli/cmd-bilateral.c

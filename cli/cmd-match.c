@@ -1,8 +1,8 @@
 /*
  * cmd-match.c — `fastconv match`: block-matching motion estimation. Each B x B block of
  * FRAME0 is compared (SAD, exhaustive search within +-R) with every displaced block of
- * FRAME1 that lies wholly inside it; the SAD cost volume is one UMI operator per strip of
- * block rows (so its memory stays bounded), the arg-min is taken here.
+ * FRAME1 that lies wholly inside it; the SAD costs and their arg-min come from cli/umi-sad.c
+ * (UMI operators per row of blocks, memory bounded).
  */
 #include <getopt.h>
 #include <math.h>
@@ -13,6 +13,7 @@
 #include "args.h"
 #include "commands.h"
 #include "frames.h"
+#include "umi-sad.h"
 
 static const char match_help[] =
     "usage: fastconv match FRAME0 FRAME1 -o VECTORS.npy [options]\n"
@@ -28,9 +29,6 @@ static const char match_help[] =
     "--viz F         also write a picture (.png/.ppm/.jpg): hue = direction, saturation =\n"
     "                length (full at R*sqrt(2)), one block of colour per vector\n"
     "--threads N     threads (default 0 = all cores)\n";
-
-/* Cost volume floats per strip: bounds memory on big frames and search ranges. */
-#define MATCH_STRIP_FLOATS ((int64_t)1 << 22)
 
 int cmd_match(int argc, char **argv) {
     enum { OPT_BLOCK = 256, OPT_SEARCH, OPT_VIZ, OPT_THREADS };
@@ -68,7 +66,7 @@ int cmd_match(int argc, char **argv) {
     if (viz && (rc = cli_check_picture_path("--viz", viz)) != 0) return rc;
 
     struct cli_frame f0 = {0}, f1 = {0};
-    float *cost = NULL, *vec = NULL, *pic = NULL;
+    float *vec = NULL, *pic = NULL;
     rc = CLI_EXIT_FAILURE;
     if (cli_read_gray_frame(argv[optind], &f0) || cli_read_gray_frame(argv[optind + 1], &f1)) goto done;
     if (f0.h != f1.h || f0.w != f1.w) {
@@ -81,51 +79,23 @@ int cmd_match(int argc, char **argv) {
                  (long long)f0.w, (long long)f0.h);
         goto done;
     }
-    const int64_t h = f0.h, w = f0.w, nby = h / block, nbx = w / block, side = 2 * search + 1;
-    const int64_t per_row = nbx * side * side;
-    int64_t strip = MATCH_STRIP_FLOATS / per_row;
-    if (strip < 1) strip = 1;
-    if (strip > nby) strip = nby;
-    cost = malloc((size_t)(strip * per_row) * sizeof *cost);
+    const int64_t h = f0.h, w = f0.w, nby = h / block, nbx = w / block;
     vec = malloc((size_t)(nby * nbx * 2) * sizeof *vec);
-    if (!cost || !vec) {
+    if (!vec) {
         cli_fail("match: out of memory");
         goto done;
     }
-    for (int64_t by0 = 0; by0 < nby; by0 += strip) {
-        int64_t rows = nby - by0 < strip ? nby - by0 : strip;
-        /* U(FRAME1)[by][bx][sy][sx][i][j] = f1[(by0+by)B + sy - R + i][bx B + sx - R + j];
-         * U(FRAME0) is the same block without displacement (stride 0 on sy, sx). Candidates
-         * that leave FRAME1 read replicated edges and are discarded below. */
-        fconv_umi_desc d = {
-            .n_par = 4, .par_extent = {rows, nbx, side, side},
-            .n_acc = 2, .acc_extent = {block, block},
-            .a = {.ndim = 2, .shape = {h, w},
-                  .par = {{0, block, by0 * block}, {1, block, 0}, {0, 1, -search}, {1, 1, -search}},
-                  .acc = {{0, 1, 0}, {1, 1, 0}}, .border = FCONV_UMI_BORDER_REPLICATE},
-            .b = {.ndim = 2, .shape = {h, w},
-                  .par = {{0, block, by0 * block}, {1, block, 0}, {0, 0, 0}, {0, 0, 0}},
-                  .acc = {{0, 1, 0}, {1, 1, 0}}},
-            .has_b = 1, .strategy = FCONV_UMI_SAD};
-        if (cli_run_umi("match", &d, threads, f1.data, f0.data, NULL, cost)) goto done;
-        for (int64_t by = 0; by < rows; by++)
-            for (int64_t bx = 0; bx < nbx; bx++) {
-                const float *cv = cost + (by * nbx + bx) * side * side;
-                const int64_t y0 = (by0 + by) * block, x0 = bx * block;
-                float best = INFINITY;
-                int64_t bdx = 0, bdy = 0, bnorm = INT64_MAX;
-                for (int64_t sy = 0; sy < side; sy++)
-                    for (int64_t sx = 0; sx < side; sx++) {
-                        int64_t dy = sy - search, dx = sx - search;
-                        if (y0 + dy < 0 || y0 + dy + block > h || x0 + dx < 0 || x0 + dx + block > w) continue;
-                        float v = cv[sy * side + sx];
-                        int64_t norm = dx * dx + dy * dy;
-                        if (v < best || (v == best && norm < bnorm)) best = v, bdx = dx, bdy = dy, bnorm = norm;
-                    }
-                float *o = vec + ((by0 + by) * nbx + bx) * 2;
-                o[0] = (float)bdx;
-                o[1] = (float)bdy;
-            }
+    /* The box-sum path where it is bit-identical to the direct UMI SAD (integer-valued
+     * inputs, e.g. 8-bit images), else the direct one (cli/umi-sad.h, docs/umi.md). */
+    int box = cli_sad_box_exact(f0.data, f1.data, h * w, block * block);
+    fconv_status st = cli_match_vectors(f0.data, f1.data, h, w, block, search, threads, box, vec, NULL);
+    if (st == FCONV_ENOMEM) {
+        cli_fail("match: out of memory");
+        goto done;
+    }
+    if (st != FCONV_OK) {
+        cli_library_error("match", st);
+        goto done;
     }
     const int64_t shape[3] = {nby, nbx, 2};
     if (viz) {
@@ -150,7 +120,6 @@ int cmd_match(int argc, char **argv) {
 done:
     free(f0.data);
     free(f1.data);
-    free(cost);
     free(vec);
     free(pic);
     return rc;

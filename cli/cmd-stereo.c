@@ -2,7 +2,8 @@
  * cmd-stereo.c — `fastconv stereo`: SAD block-matching disparity for a rectified pair.
  * For each LEFT pixel the B x B window around it is compared with the windows of RIGHT
  * shifted left by d = 0..D (the convention of cv2.StereoBM); window reads beyond the image
- * replicate its edge. The cost volume is one UMI operator per strip of rows.
+ * replicate its edge. The costs and their arg-min come from cli/umi-sad.c (UMI operators
+ * per strip of rows: box sums of ABSDIFF planes, or one SAD operator).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "args.h"
 #include "commands.h"
 #include "frames.h"
+#include "umi-sad.h"
 
 static const char stereo_help[] =
     "usage: fastconv stereo LEFT RIGHT -o DISPARITY.npy [options]\n"
@@ -25,8 +27,6 @@ static const char stereo_help[] =
     "--max-disparity D   largest disparity searched (default 32, 1..4096, below the width)\n"
     "--viz F             also write a picture (.png/.ppm/.jpg): disparity as gray, 0..D -> 0..255\n"
     "--threads N         threads (default 0 = all cores)\n";
-
-#define STEREO_STRIP_FLOATS ((int64_t)1 << 22)
 
 int cmd_stereo(int argc, char **argv) {
     enum { OPT_BLOCK = 256, OPT_MAXD, OPT_VIZ, OPT_THREADS };
@@ -65,7 +65,7 @@ int cmd_stereo(int argc, char **argv) {
     if (viz && (rc = cli_check_picture_path("--viz", viz)) != 0) return rc;
 
     struct cli_frame left = {0}, right = {0};
-    float *cost = NULL, *disp = NULL, *pic = NULL;
+    float *disp = NULL, *pic = NULL;
     rc = CLI_EXIT_FAILURE;
     if (cli_read_gray_frame(argv[optind], &left) || cli_read_gray_frame(argv[optind + 1], &right)) goto done;
     if (left.h != right.h || left.w != right.w) {
@@ -73,43 +73,27 @@ int cmd_stereo(int argc, char **argv) {
                  (long long)left.w, (long long)left.h, argv[optind + 1], (long long)right.w, (long long)right.h);
         goto done;
     }
-    const int64_t h = left.h, w = left.w, r = block / 2, nd = maxd + 1;
+    const int64_t h = left.h, w = left.w;
     if (maxd >= w) {
         cli_fail("stereo: --max-disparity %lld must be below the image width %lld", (long long)maxd, (long long)w);
         goto done;
     }
-    int64_t strip = STEREO_STRIP_FLOATS / (w * nd);
-    if (strip < 1) strip = 1;
-    if (strip > h) strip = h;
-    cost = malloc((size_t)(strip * w * nd) * sizeof *cost);
     disp = malloc((size_t)(h * w) * sizeof *disp);
-    if (!cost || !disp) {
+    if (!disp) {
         cli_fail("stereo: out of memory");
         goto done;
     }
-    for (int64_t y0 = 0; y0 < h; y0 += strip) {
-        int64_t rows = h - y0 < strip ? h - y0 : strip;
-        /* U(RIGHT)[y][x][d][i][j] = right[y0 + y - r + i][x - d - r + j];
-         * U(LEFT) the same with stride 0 on d. */
-        fconv_umi_desc d = {
-            .n_par = 3, .par_extent = {rows, w, nd},
-            .n_acc = 2, .acc_extent = {block, block},
-            .a = {.ndim = 2, .shape = {h, w},
-                  .par = {{0, 1, y0 - r}, {1, 1, -r}, {1, -1, 0}},
-                  .acc = {{0, 1, 0}, {1, 1, 0}}, .border = FCONV_UMI_BORDER_REPLICATE},
-            .b = {.ndim = 2, .shape = {h, w},
-                  .par = {{0, 1, y0 - r}, {1, 1, -r}, {0, 0, 0}},
-                  .acc = {{0, 1, 0}, {1, 1, 0}}, .border = FCONV_UMI_BORDER_REPLICATE},
-            .has_b = 1, .strategy = FCONV_UMI_SAD};
-        if (cli_run_umi("stereo", &d, threads, right.data, left.data, NULL, cost)) goto done;
-        for (int64_t y = 0; y < rows; y++)
-            for (int64_t x = 0; x < w; x++) {
-                const float *cv = cost + (y * w + x) * nd;
-                int64_t dmax = x < maxd ? x : maxd, best = 0;
-                for (int64_t k = 1; k <= dmax; k++)
-                    if (cv[k] < cv[best]) best = k;
-                disp[(y0 + y) * w + x] = (float)best;
-            }
+    /* The box-sum path where it is bit-identical to the direct UMI SAD (integer-valued
+     * inputs, e.g. 8-bit images), else the direct one (cli/umi-sad.h, docs/umi.md). */
+    int box = cli_sad_box_exact(left.data, right.data, h * w, block * block);
+    fconv_status st = cli_stereo_disparity(left.data, right.data, h, w, block, maxd, threads, box, disp, NULL);
+    if (st == FCONV_ENOMEM) {
+        cli_fail("stereo: out of memory");
+        goto done;
+    }
+    if (st != FCONV_OK) {
+        cli_library_error("stereo", st);
+        goto done;
     }
     if (viz) {
         pic = malloc((size_t)(h * w * 3) * sizeof *pic);
@@ -127,7 +111,6 @@ int cmd_stereo(int argc, char **argv) {
 done:
     free(left.data);
     free(right.data);
-    free(cost);
     free(disp);
     free(pic);
     return rc;

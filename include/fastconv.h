@@ -128,7 +128,9 @@ typedef enum fconv_algo {
     FCONV_ALGO_GPU_TILED_HALO = 14,   /**< shared-memory tile, halo loaded by the block */
     FCONV_ALGO_GPU_TILED_GLOBAL = 15, /**< shared-memory tile, halo read from global memory */
     FCONV_ALGO_GPU_IMPLICIT_GEMM = 16,/**< conv2d: tiled, register-blocked implicit GEMM */
-    FCONV_ALGO_COUNT_ = 17       /**< not an algorithm: one past the last value */
+    FCONV_ALGO_GPU_WINOGRAD_2X2 = 17, /**< conv2d 3x3 stride 1: fused Winograd F(2x2,3x3) */
+    FCONV_ALGO_GPU_IM2COL_GEMM = 18,  /**< conv2d: im2col into a device buffer + tiled GEMM */
+    FCONV_ALGO_COUNT_ = 19       /**< not an algorithm: one past the last value */
 } fconv_algo;
 
 /** Which part of the full convolution filter2d / conv1d return (DESIGN.md §2). */
@@ -545,7 +547,10 @@ typedef enum fconv_umi_strategy {
                                         n += w * a; s += w; y = s > 0 ? n / s : c.
                                         A: neighbours, B: spatial weights, init: centre;
                                         param[0] = 1 / (2 sigma_range^2) */
-    FCONV_UMI_CALLBACK = 8         /**< the caller's functions (fconv_umi_callbacks) */
+    FCONV_UMI_CALLBACK = 8,        /**< the caller's functions (fconv_umi_callbacks) */
+    FCONV_UMI_ABSDIFF = 9          /**< elementwise, n_acc must be 0: y = |a - b| with a, b read
+                                        at p (a SKIP border outside gives 0). The first step
+                                        of a separable SAD: box-sum its planes (docs/umi.md) */
 } fconv_umi_strategy;
 
 /** Size of the state a callback strategy works on. */
@@ -567,7 +572,7 @@ typedef struct fconv_umi_callbacks {
 
 /**
  * The operator. Output: y[par_extent[0]]...[par_extent[n_par-1]], dense, C order.
- * Which views are needed: DOT*: a, b, init optional (e.g. a bias); SAD/SSD: a, b, no init;
+ * Which views are needed: DOT*: a, b, init optional (e.g. a bias); SAD/SSD/ABSDIFF: a, b, no init;
  * BILATERAL: a, b, init; CALLBACK: a, b and init optional (b missing reads 0 and init 0).
  * The init view is read at p only: its acc components are ignored.
  */

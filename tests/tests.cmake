@@ -34,6 +34,9 @@ fconv_add_c_test(test_io_image tests/unit/test_io_image.c)
 # The UMI operator (src/umi): against conv2d/filter2d and plain loops; every validation error.
 fconv_add_c_test(test_umi tests/unit/test_umi.c)
 fconv_add_c_test(test_umi_validate tests/unit/test_umi_validate.c)
+# ABSDIFF, and the box-sum SAD of stereo/match (cli/umi-sad.c) against the direct UMI SAD.
+fconv_add_c_test(test_umi_sad tests/unit/test_umi_sad.c cli/umi-sad.c)
+target_include_directories(test_umi_sad PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli)
 
 # ---- SIMD kernels and ISA dispatch (issue 4a) ----
 # Each kernel against float64 and scalar on every ISA the host runs (others reported skipped).

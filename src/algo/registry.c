@@ -24,6 +24,8 @@ extern const struct fconv_algorithm fconv_algorithm_gpu_constant;
 extern const struct fconv_algorithm fconv_algorithm_gpu_tiled_halo;
 extern const struct fconv_algorithm fconv_algorithm_gpu_tiled_global;
 extern const struct fconv_algorithm fconv_algorithm_gpu_implicit_gemm;
+extern const struct fconv_algorithm fconv_algorithm_gpu_winograd_2x2;
+extern const struct fconv_algorithm fconv_algorithm_gpu_im2col_gemm;
 
 const struct fconv_algorithm *const fconv_algorithms[] = {
     &fconv_algorithm_direct,
@@ -37,7 +39,9 @@ const struct fconv_algorithm *const fconv_algorithms[] = {
     &fconv_algorithm_fft,
     &fconv_algorithm_fft_tiled,
     &fconv_algorithm_reference,
+    &fconv_algorithm_gpu_winograd_2x2,
     &fconv_algorithm_gpu_implicit_gemm,
+    &fconv_algorithm_gpu_im2col_gemm,
     &fconv_algorithm_gpu_tiled_halo,
     &fconv_algorithm_gpu_tiled_global,
     &fconv_algorithm_gpu_constant,

@@ -32,6 +32,8 @@ static const char *const algo_names[FCONV_ALGO_COUNT_] = {
     [FCONV_ALGO_GPU_TILED_HALO] = "gpu-tiled-halo",
     [FCONV_ALGO_GPU_TILED_GLOBAL] = "gpu-tiled-global",
     [FCONV_ALGO_GPU_IMPLICIT_GEMM] = "gpu-implicit-gemm",
+    [FCONV_ALGO_GPU_WINOGRAD_2X2] = "gpu-winograd-2x2",
+    [FCONV_ALGO_GPU_IM2COL_GEMM] = "gpu-im2col-gemm",
 };
 
 const char *fconv_version(void) { return FCONV_VERSION_STRING; }

@@ -11,6 +11,8 @@ struct gpu_state {
     const fconv_gpu_ops *ops;
     fconv_gpu *gpu;
     fconv_gpu_buf *w, *bias; /* plan-time weights on the device, or NULL */
+    fconv_gpu_buf *work;     /* the algorithm's plan-time device buffer, or NULL */
+    int work_ready;          /* work holds what the algorithm derived from w */
 };
 
 static int64_t bias_elems(const fconv_plan *plan) {
@@ -36,6 +38,13 @@ fconv_status fconv_gpu_prepare(fconv_plan *plan) {
     if (plan->weights) st = upload_new(s->ops, s->gpu, plan->weights, plan->w_elems, &s->w, NULL);
     if (st == FCONV_OK && plan->bias)
         st = upload_new(s->ops, s->gpu, plan->bias, bias_elems(plan), &s->bias, NULL);
+    if (st == FCONV_OK && plan->kind == FCONV_KIND_CONV2D) {
+        fconv_gpu_io io = {s->ops, s->gpu, {0, 0, {0, 0, 0}}, NULL, s->w, s->bias, NULL, NULL,
+                           NULL, 0};
+        s->ops->limits(s->gpu, &io.limits);
+        st = fconv_gpu_conv2d_prepare(plan, &io, &s->work, &s->work_ready);
+        if (st == FCONV_OK) st = s->ops->finish(s->gpu, NULL);
+    }
     s->ops->unlock(s->gpu);
     return st;
 }
@@ -47,6 +56,7 @@ void fconv_gpu_release(fconv_plan *plan) {
         s->ops->lock(s->gpu);
         s->ops->free(s->w);
         s->ops->free(s->bias);
+        s->ops->free(s->work);
         s->ops->unlock(s->gpu);
     }
     free(s);
@@ -57,7 +67,8 @@ fconv_status fconv_gpu_execute(const fconv_plan *plan, const float *x, const flo
                                const float *bias, float *y, fconv_gpu_run_fn run) {
     const struct gpu_state *s = plan->algo_state;
     fconv_gpu_timing timing = {0.0, 0.0};
-    fconv_gpu_io io = {s->ops, s->gpu, {0, 0, {0, 0, 0}}, NULL, NULL, NULL, NULL, &timing};
+    fconv_gpu_io io = {s->ops, s->gpu, {0, 0, {0, 0, 0}}, NULL, NULL, NULL, NULL, &timing,
+                       s->work, 0};
     s->ops->limits(s->gpu, &io.limits);
     fconv_gpu_buf *own_w = NULL, *own_bias = NULL;
     s->ops->lock(s->gpu);
@@ -71,6 +82,7 @@ fconv_status fconv_gpu_execute(const fconv_plan *plan, const float *x, const flo
         if (s->bias && bias == plan->bias) io.bias = s->bias;
         else st = upload_new(s->ops, s->gpu, bias, bias_elems(plan), &own_bias, &timing), io.bias = own_bias;
     }
+    io.work_ready = s->work_ready && io.w == s->w;
     if (st == FCONV_OK) st = s->ops->alloc(s->gpu, (size_t)plan->y_elems * sizeof(float), &io.y);
     if (st == FCONV_OK) st = run(plan, &io);
     if (st == FCONV_OK)

@@ -9,13 +9,18 @@
 #include "core/internal.h"
 #include "gpu/gpu.h"
 
-/* The operands of one execute, on the device. bias is NULL without has_bias. */
+/* The operands of one execute, on the device. bias is NULL without has_bias. work is the
+ * plan's device scratch (fconv_gpu_conv2d_prepare), NULL for most algorithms; work_ready
+ * says it already holds what prepare derived from w (gpu-winograd-2x2's transformed
+ * filters: true when w is the plan's weights). */
 typedef struct fconv_gpu_io {
     const fconv_gpu_ops *ops;
     fconv_gpu *gpu;
     fconv_gpu_limits limits;
     fconv_gpu_buf *x, *w, *bias, *y;
     fconv_gpu_timing *timing;
+    fconv_gpu_buf *work;
+    int work_ready;
 } fconv_gpu_io;
 
 typedef fconv_status (*fconv_gpu_run_fn)(const fconv_plan *plan, const fconv_gpu_io *io);
@@ -23,6 +28,13 @@ typedef fconv_status (*fconv_gpu_run_fn)(const fconv_plan *plan, const fconv_gpu
 /* prepare/release of every GPU algorithm: upload the plan's weights and bias once. */
 fconv_status fconv_gpu_prepare(fconv_plan *plan);
 void fconv_gpu_release(fconv_plan *plan);
+
+/* conv2d's plan-time device buffer (gpu-conv2d.c), called by fconv_gpu_prepare with io's
+ * ops/gpu/limits set and io->w the plan's weights on the device (or NULL): allocates *work
+ * when the algorithm needs one (gpu-winograd-2x2: transformed filters, filled from io->w when
+ * given, then *ready = 1; gpu-im2col-gemm: the column buffer), else leaves it NULL. */
+fconv_status fconv_gpu_conv2d_prepare(const fconv_plan *plan, const fconv_gpu_io *io,
+                                      fconv_gpu_buf **work, int *ready);
 
 /* The execute skeleton: host pointers in and out, run() launches the kernels. */
 fconv_status fconv_gpu_execute(const fconv_plan *plan, const float *x, const float *w,

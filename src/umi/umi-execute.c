@@ -4,8 +4,10 @@
  * fconv_parallel_2d; each point reduces its accumulation space one run (the last
  * accumulation component) at a time. A run whose reads all lie inside the tensors is fed
  * straight from memory with fixed strides (no unrolled copy); a run that crosses a border
- * is gathered through the border rule into a small stack buffer first.
+ * is gathered through the border rule into a small stack buffer first. An elementwise plan
+ * (ABSDIFF, n_acc == 0) runs whole inside stretches of a tile as one loop instead.
  */
+#include <math.h>
 #include <string.h>
 
 #include "core/internal.h"
@@ -13,12 +15,14 @@
 #include "umi/umi-internal.h"
 
 #define UMI_TILE 64   /* parallel points per task along the last parallel component */
+#define UMI_TILE_ELEMENTWISE 1024 /* the same for an elementwise plan (n_acc == 0) */
 #define UMI_CHUNK 256 /* elements gathered at once on a border run */
 
 struct umi_ctx {
     const fconv_umi_plan *p;
     const float *a, *b, *init;
     float *y;
+    int64_t tile; /* parallel points per task */
     size_t tiles; /* along the last parallel component */
 };
 
@@ -134,6 +138,72 @@ static void reduce_point(const struct umi_ctx *x, const int64_t *k, fconv_umi_st
     }
 }
 
+/* Narrow [*t0, *t1) to the steps t of the run c + t * stride (along axis) that lie inside
+ * view v; an empty range when another axis is outside. */
+static void inside_steps(const struct fconv_umi_resolved_view *v, const int64_t *c, int axis,
+                         int64_t stride, int64_t *t0, int64_t *t1) {
+    for (int i = 0; i < v->ndim; i++) {
+        if (i != axis || stride == 0) {
+            if (c[i] < 0 || c[i] >= v->shape[i]) *t1 = *t0;
+            continue;
+        }
+        /* 0 <= c + t * stride < n */
+        int64_t lo, hi; /* t in [lo, hi) */
+        if (stride > 0) {
+            lo = c[i] >= 0 ? 0 : (-c[i] + stride - 1) / stride;
+            hi = c[i] >= v->shape[i] ? 0 : (v->shape[i] - c[i] + stride - 1) / stride;
+        } else {
+            int64_t s = -stride;
+            lo = c[i] < v->shape[i] ? 0 : (c[i] - v->shape[i] + 1 + s - 1) / s;
+            hi = c[i] < 0 ? 0 : c[i] / s + 1;
+        }
+        if (lo > *t0) *t0 = lo;
+        if (hi < *t1) *t1 = hi;
+    }
+    if (*t1 < *t0) *t1 = *t0;
+}
+
+/* An elementwise (ABSDIFF) tile: y[q] = |a - b| at points q0..q1-1 of the last parallel
+ * component. The points whose reads lie inside both tensors run as one strided loop (unit
+ * strides vectorize); those before and after them read through the border rule. */
+static void absdiff_tile(const struct umi_ctx *x, int64_t *k, int64_t q0, int64_t q1, float *y) {
+    const fconv_umi_plan *p = x->p;
+    const int lastp = p->n_par - 1;
+    int64_t ca[FCONV_UMI_MAX_AXES], cb[FCONV_UMI_MAX_AXES];
+    const int64_t zero_acc[FCONV_UMI_MAX_COMPONENTS] = {0};
+    k[lastp] = q0;
+    view_coords(&p->a, p, k, zero_acc, 0, ca);
+    view_coords(&p->b, p, k, zero_acc, 0, cb);
+    const int ax_a = p->a.par[lastp].axis, ax_b = p->b.par[lastp].axis;
+    const int64_t st_a = p->a.par[lastp].stride, st_b = p->b.par[lastp].stride;
+    const int64_t n = q1 - q0;
+    int64_t t0 = 0, t1 = n; /* the inside steps */
+    if (p->a.may_leave) inside_steps(&p->a, ca, ax_a, st_a, &t0, &t1);
+    if (p->b.may_leave) inside_steps(&p->b, cb, ax_b, st_b, &t0, &t1);
+    for (int64_t t = 0; t < n; t++) {
+        if (t == t0 && t1 > t0) { /* the inside steps, straight from memory */
+            const float *a = x->a + linear(&p->a, ca), *b = x->b + linear(&p->b, cb);
+            const ptrdiff_t sa = (ptrdiff_t)(st_a * p->a.tstride[ax_a]);
+            const ptrdiff_t sb = (ptrdiff_t)(st_b * p->b.tstride[ax_b]);
+            float *out = y + q0 + t0;
+            const int64_t m = t1 - t0;
+            if (sa == 1 && sb == 1)
+                for (int64_t u = 0; u < m; u++) out[u] = fabsf(a[u] - b[u]);
+            else
+                for (int64_t u = 0; u < m; u++) out[u] = fabsf(a[u * sa] - b[u * sb]);
+            ca[ax_a] += m * st_a;
+            cb[ax_b] += m * st_b;
+            t = t1 - 1;
+            continue;
+        }
+        int oka, okb;
+        float va = read_mapped(&p->a, x->a, ca, &oka), vb = read_mapped(&p->b, x->b, cb, &okb);
+        y[q0 + t] = oka && okb ? fabsf(va - vb) : 0.0f; /* a skipped pair: the empty sum */
+        ca[ax_a] += st_a;
+        cb[ax_b] += st_b;
+    }
+}
+
 static void umi_task(const void *vctx, size_t i, size_t tile) {
     const struct umi_ctx *x = vctx;
     const fconv_umi_plan *p = x->p;
@@ -145,9 +215,13 @@ static void umi_task(const void *vctx, size_t i, size_t tile) {
         k[j] = (int64_t)(rest % (size_t)p->par_extent[j]);
         rest /= (size_t)p->par_extent[j];
     }
-    const int64_t q0 = (int64_t)tile * UMI_TILE;
-    const int64_t q1 = q0 + UMI_TILE < p->par_extent[lastp] ? q0 + UMI_TILE : p->par_extent[lastp];
+    const int64_t q0 = (int64_t)tile * x->tile;
+    const int64_t q1 = q0 + x->tile < p->par_extent[lastp] ? q0 + x->tile : p->par_extent[lastp];
     float *y = x->y + (int64_t)i * p->par_extent[lastp];
+    if (p->strategy == FCONV_UMI_ABSDIFF) {
+        absdiff_tile(x, k, q0, q1, y);
+        return;
+    }
     const int64_t zero_acc[FCONV_UMI_MAX_COMPONENTS] = {0};
     for (int64_t q = q0; q < q1; q++) {
         k[lastp] = q;
@@ -175,7 +249,8 @@ fconv_status fconv_umi_execute(const fconv_umi_plan *plan, const float *a, const
     struct umi_ctx x = {.p = plan, .a = a, .b = plan->b.used ? b : NULL,
                         .init = plan->init.used ? init : NULL, .y = y};
     const int64_t last = plan->par_extent[plan->n_par - 1];
-    x.tiles = (size_t)((last + UMI_TILE - 1) / UMI_TILE);
+    x.tile = plan->strategy == FCONV_UMI_ABSDIFF ? UMI_TILE_ELEMENTWISE : UMI_TILE;
+    x.tiles = (size_t)((last + x.tile - 1) / x.tile);
     size_t outer = (size_t)(plan->out_elems / last);
     fconv_parallel_2d(plan->threads, outer, x.tiles, umi_task, &x);
     fconv_clear_error();

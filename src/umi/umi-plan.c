@@ -13,7 +13,8 @@
 #include "umi/umi-internal.h"
 
 static const char *const strategy_names[] = {"dot", "dot-relu", "dot-leaky-relu", "dot-sigmoid",
-                                             "dot-tanh", "sad", "ssd", "bilateral", "callback"};
+                                             "dot-tanh", "sad", "ssd", "bilateral", "callback",
+                                             "absdiff"};
 
 /* a + b without overflow (|a|, |b| < 2^63 by construction); 0 or -1. */
 static int add_checked(int64_t a, int64_t b, int64_t *out) {
@@ -126,7 +127,8 @@ static fconv_status check_extents(const char *kind, int n, const int64_t *ext, i
 static void strategy_views(fconv_umi_strategy s, int *need_b, int *need_init) {
     switch (s) {
     case FCONV_UMI_SAD:
-    case FCONV_UMI_SSD: *need_b = 1; *need_init = -1; break;
+    case FCONV_UMI_SSD:
+    case FCONV_UMI_ABSDIFF: *need_b = 1; *need_init = -1; break;
     case FCONV_UMI_BILATERAL: *need_b = 1; *need_init = 1; break;
     case FCONV_UMI_CALLBACK: *need_b = 0; *need_init = 0; break;
     default: *need_b = 1; *need_init = 0; break; /* the DOT family: init is a bias */
@@ -141,7 +143,7 @@ static fconv_status validate(const fconv_umi_desc *d, fconv_umi_plan *p) {
     fconv_status st;
     if ((st = check_extents("parallel", d->n_par, d->par_extent, &p->out_elems)) != FCONV_OK) return st;
     if ((st = check_extents("accumulation", d->n_acc, d->acc_extent, &p->acc_elems)) != FCONV_OK) return st;
-    if ((unsigned)d->strategy > FCONV_UMI_CALLBACK)
+    if ((unsigned)d->strategy > FCONV_UMI_ABSDIFF)
         return fconv_fail(FCONV_EINVAL, "umi: unknown strategy %d", (int)d->strategy);
     const char *sname = strategy_names[d->strategy];
     int need_b, need_init;
@@ -152,6 +154,9 @@ static fconv_status validate(const fconv_umi_desc *d, fconv_umi_plan *p) {
         return fconv_fail(FCONV_EINVAL, "umi: strategy %s needs an init view (has_init is 0)", sname);
     if (need_init == -1 && d->has_init)
         return fconv_fail(FCONV_EINVAL, "umi: strategy %s takes no init view (has_init is set)", sname);
+    if (d->strategy == FCONV_UMI_ABSDIFF && d->n_acc != 0)
+        return fconv_fail(FCONV_EINVAL, "umi: strategy absdiff is elementwise: n_acc must be 0, got %d",
+                          d->n_acc);
     if (d->strategy == FCONV_UMI_CALLBACK) {
         if (!d->callbacks) return fconv_fail(FCONV_EINVAL, "umi: strategy callback needs callbacks");
         if (!d->callbacks->step || !d->callbacks->post)

@@ -116,6 +116,22 @@ def test_stereo_equals_reference(tmp_path, shape, b, d):
     np.testing.assert_array_equal(np.load(tmp_path / "d.npy"), stereo_ref(left, right, b, d))
 
 
+def test_stereo_and_match_non_integer_inputs(tmp_path):
+    """Halves are not integers, so the CLI takes the direct UMI SAD path (the box-sum path
+    is used only where it is bit-identical); sums of halves are still exact in float32."""
+    rng = make_rng(504)
+    left = rng.integers(0, 512, (26, 40)).astype(np.float32) / 2
+    right = np.roll(left, -2, axis=1) + rng.integers(0, 9, left.shape).astype(np.float32) / 2
+    np.save(tmp_path / "l.npy", left)
+    np.save(tmp_path / "r.npy", right)
+    run_ok("stereo", tmp_path / "l.npy", tmp_path / "r.npy", "-o", tmp_path / "d.npy", "--block", 5,
+           "--max-disparity", 6)
+    np.testing.assert_array_equal(np.load(tmp_path / "d.npy"), stereo_ref(left, right, 5, 6))
+    run_ok("match", tmp_path / "l.npy", tmp_path / "r.npy", "-o", tmp_path / "v.npy", "--block", 6,
+           "--search", 3)
+    np.testing.assert_array_equal(np.load(tmp_path / "v.npy"), match_ref(left, right, 6, 3))
+
+
 @pytest.mark.parametrize("shape", [(23, 31), (19, 26, 3), (9, 7, 2)])
 def test_bilateral_equals_reference(tmp_path, shape):
     rng = make_rng(503, shape)

@@ -1,7 +1,9 @@
 /*
  * test_gpu.c — the GPU layer through the public API on one device (argv[1]: opencl or cuda):
  * every GPU algorithm against the CPU reference on filter2d (every border), conv1d and
- * conv2d shapes, device timing, CPU algorithms refused on the device. Exits 77 (skip) with
+ * conv2d shapes (random ones for gpu-winograd-2x2 and gpu-im2col-gemm: partial tiles,
+ * padding, groups, bias, ReLU, weights at plan or execute time, a chunked column buffer),
+ * their refusals, device timing, CPU algorithms refused on the device. Exits 77 (skip) with
  * the reason when the device is absent, e.g. CUDA on a machine without an NVIDIA GPU.
  */
 #include <math.h>
@@ -19,14 +21,15 @@ static void fill(float *a, int64_t n) {
 }
 
 /* Plan on the device with algo and on the CPU with the reference; compare outputs with the
- * normalized bound 1e-5 (scale: max |y_ref| + 1, a loose but failing-capable check). */
-static void compare(const char *what, fconv_algo algo, int kind, const void *desc, const float *w,
-                    const float *bias) {
+ * normalized bound 1e-5 (scale: max |y_ref| + 1, a loose but failing-capable check).
+ * late_w (conv2d): the device plan gets no weights or bias; execute passes them. */
+static void compare_ex(const char *what, fconv_algo algo, int kind, const void *desc,
+                       const float *w, const float *bias, int late_w) {
     fconv_options g = {.algo = algo, .device = dev}, c = {.algo = FCONV_ALGO_REFERENCE};
     fconv_plan *pg = NULL, *pc = NULL;
     fconv_status sg, sc;
     if (kind == 0) {
-        sg = fconv_plan_conv2d(desc, &g, w, bias, &pg);
+        sg = fconv_plan_conv2d(desc, &g, late_w ? NULL : w, late_w ? NULL : bias, &pg);
         sc = fconv_plan_conv2d(desc, &c, w, bias, &pc);
     } else if (kind == 1) {
         sg = fconv_plan_filter2d(desc, &g, w, &pg);
@@ -45,7 +48,7 @@ static void compare(const char *what, fconv_algo algo, int kind, const void *des
     CHECK(fconv_execute(pc, x, NULL, NULL, yc) == FCONV_OK);
     double k_ms = -1, t_ms = -1;
     CHECK(fconv_last_execute_timing(&k_ms, &t_ms) == FCONV_EUNSUPPORTED); /* CPU execute */
-    sg = fconv_execute(pg, x, NULL, NULL, yg);
+    sg = fconv_execute(pg, x, late_w ? w : NULL, late_w ? bias : NULL, yg);
     CHECKF(sg == FCONV_OK, "%s %s: execute: %s", what, fconv_algo_name(algo), fconv_last_error());
     CHECK(fconv_last_execute_timing(&k_ms, &t_ms) == FCONV_OK && k_ms >= 0 && t_ms >= 0);
     double maxdiff = 0, scale = 1;
@@ -62,6 +65,67 @@ static void compare(const char *what, fconv_algo algo, int kind, const void *des
 out:
     fconv_plan_destroy(pg);
     fconv_plan_destroy(pc);
+}
+
+static void compare(const char *what, fconv_algo algo, int kind, const void *desc, const float *w,
+                    const float *bias) {
+    compare_ex(what, algo, kind, desc, w, bias, 0);
+}
+
+/* A random conv2d for algo (winograd: 3x3, stride 1, dilation 1): sizes that leave partial
+ * 2x2 tiles and partial 64 x 64 / 2 x 16-tile blocks, asymmetric padding, groups, bias and
+ * ReLU on or off, weights at plan or execute time. */
+static void random_conv2d(fconv_algo algo, int winograd, int i) {
+    int64_t groups = test_rand_int(1, 3), cg = test_rand_int(1, i % 4 == 0 ? 20 : 6);
+    int64_t kg = test_rand_int(1, i % 3 == 0 ? 40 : 9);
+    fconv_conv2d_desc d = {.n = test_rand_int(1, 2), .c = groups * cg, .k = groups * kg,
+                           .r = winograd ? 3 : test_rand_int(1, 4),
+                           .s = winograd ? 3 : test_rand_int(1, 4),
+                           .stride_h = winograd ? 1 : test_rand_int(1, 3),
+                           .stride_w = winograd ? 1 : test_rand_int(1, 3),
+                           .dilation_h = winograd ? 1 : test_rand_int(1, 2),
+                           .dilation_w = winograd ? 1 : test_rand_int(1, 3),
+                           .pad_top = test_rand_int(0, 2), .pad_bottom = test_rand_int(0, 2),
+                           .pad_left = test_rand_int(0, 2), .pad_right = test_rand_int(0, 1),
+                           .groups = groups, .has_bias = (int)test_rand_int(0, 1),
+                           .activation = test_rand_int(0, 1) ? FCONV_ACTIVATION_RELU
+                                                             : FCONV_ACTIVATION_NONE};
+    /* big enough for one output: (h + pads - dilation (r - 1) - 1) / stride + 1 >= 1 */
+    int64_t eh = d.dilation_h * (d.r - 1) + 1, ew = d.dilation_w * (d.s - 1) + 1;
+    d.h = test_rand_int(eh > 1 + d.pad_top ? eh : 1, 45);
+    d.w = test_rand_int(ew > 1 + d.pad_left ? ew : 1, 70);
+    if (d.h + d.pad_top + d.pad_bottom < eh) d.h = eh;
+    if (d.w + d.pad_left + d.pad_right < ew) d.w = ew;
+    int64_t nw = d.k * cg * d.r * d.s;
+    float *w = malloc((size_t)nw * 4), *b = malloc((size_t)d.k * 4);
+    fill(w, nw);
+    fill(b, d.k);
+    char what[200];
+    snprintf(what, sizeof what,
+             "conv2d #%d n%lld c%lld %lldx%lld k%lld %lldx%lld s%lld,%lld d%lld,%lld "
+             "pad %lld,%lld,%lld,%lld g%lld bias%d relu%d", i, (long long)d.n, (long long)d.c,
+             (long long)d.h, (long long)d.w, (long long)d.k, (long long)d.r, (long long)d.s,
+             (long long)d.stride_h, (long long)d.stride_w, (long long)d.dilation_h,
+             (long long)d.dilation_w, (long long)d.pad_top, (long long)d.pad_bottom,
+             (long long)d.pad_left, (long long)d.pad_right, (long long)d.groups, d.has_bias,
+             d.activation == FCONV_ACTIVATION_RELU);
+    compare_ex(what, algo, 0, &d, w, d.has_bias ? b : NULL, i % 3 == 1);
+    free(w);
+    free(b);
+}
+
+/* Planning algo for d fails with EUNSUPPORTED and a reason naming the algorithm. */
+static void expect_decline(fconv_algo algo, const fconv_conv2d_desc *d, const char *reason) {
+    fconv_options o = {.algo = algo, .device = dev};
+    fconv_plan *p = NULL;
+    int64_t nw = d->k * (d->c / d->groups) * d->r * d->s;
+    float *w = calloc((size_t)nw, 4);
+    fconv_status st = fconv_plan_conv2d(d, &o, w, NULL, &p);
+    CHECKF(st == FCONV_EUNSUPPORTED && p == NULL, "%s: expected a refusal (%s), got %d",
+           fconv_algo_name(algo), reason, (int)st);
+    CHECK_STR_CONTAINS(fconv_last_error(), reason);
+    fconv_plan_destroy(p);
+    free(w);
 }
 
 int main(int argc, char **argv) {
@@ -124,6 +188,78 @@ int main(int argc, char **argv) {
         fill(w, 70 * 3 * 3 * 2);
         fill(b, 70);
         compare("conv2d", algos3[a], 0, &d, w, b);
+    }
+
+    /* gpu-winograd-2x2 and gpu-im2col-gemm on random shapes. */
+    for (int i = 0; i < 24; i++) random_conv2d(FCONV_ALGO_GPU_WINOGRAD_2X2, 1, i);
+    for (int i = 0; i < 24; i++) random_conv2d(FCONV_ALGO_GPU_IM2COL_GEMM, 0, i);
+    for (int i = 0; i < 6; i++) random_conv2d(FCONV_ALGO_AUTO, i % 2, i);
+    {
+        /* Bigger than one 2 x 16-tile block and one 64-channel block; a depthwise one. */
+        fconv_conv2d_desc d = {.n = 1, .c = 19, .h = 37, .w = 75, .k = 70, .r = 3, .s = 3,
+                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                               .has_bias = 1, .activation = FCONV_ACTIVATION_RELU};
+        float *w = malloc(70 * 19 * 9 * 4), b[70];
+        fill(w, 70 * 19 * 9);
+        fill(b, 70);
+        compare("conv2d-wide", FCONV_ALGO_GPU_WINOGRAD_2X2, 0, &d, w, b);
+        compare("conv2d-wide", FCONV_ALGO_GPU_IM2COL_GEMM, 0, &d, w, b);
+        compare_ex("conv2d-wide-late", FCONV_ALGO_GPU_WINOGRAD_2X2, 0, &d, w, b, 1);
+        fconv_conv2d_desc dw = {.n = 2, .c = 12, .h = 9, .w = 14, .k = 12, .r = 3, .s = 3,
+                                .pad_top = 2, .pad_left = 1, .groups = 12};
+        compare("conv2d-depthwise", FCONV_ALGO_GPU_WINOGRAD_2X2, 0, &dw, w, NULL);
+        compare("conv2d-depthwise", FCONV_ALGO_GPU_IM2COL_GEMM, 0, &dw, w, NULL);
+        free(w);
+    }
+    {
+        /* A column buffer beyond its 128 MiB cap (576 x 62500 floats per group): the groups
+         * and the columns go in chunks (2 groups x 2 column chunks). */
+        fconv_conv2d_desc d = {.n = 1, .c = 128, .h = 250, .w = 250, .k = 6, .r = 3, .s = 3,
+                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                               .groups = 2, .has_bias = 1};
+        float *w = malloc(6 * 64 * 9 * 4), b[6];
+        fill(w, 6 * 64 * 9);
+        fill(b, 6);
+        compare("conv2d-chunked", FCONV_ALGO_GPU_IM2COL_GEMM, 0, &d, w, b);
+        free(w);
+    }
+    {
+        /* gpu-winograd-2x2 declines what is not 3x3 / stride 1 / dilation 1, naming itself. */
+        fconv_conv2d_desc d = {.n = 1, .c = 2, .h = 10, .w = 10, .k = 2, .r = 5, .s = 5};
+        expect_decline(FCONV_ALGO_GPU_WINOGRAD_2X2, &d, "gpu-winograd-2x2 needs a 3x3 kernel, got 5x5");
+        d.r = d.s = 3;
+        d.stride_w = 2;
+        expect_decline(FCONV_ALGO_GPU_WINOGRAD_2X2, &d, "gpu-winograd-2x2 needs stride 1, got 1x2");
+        d.stride_w = 1;
+        d.dilation_h = 2;
+        expect_decline(FCONV_ALGO_GPU_WINOGRAD_2X2, &d, "gpu-winograd-2x2 needs dilation 1, got 2x1");
+        fconv_filter2d_desc f = {.h = 10, .w = 10, .channels = 1, .kh = 3, .kw = 3};
+        float k9[9] = {0};
+        fconv_options o = {.algo = FCONV_ALGO_GPU_WINOGRAD_2X2, .device = dev};
+        CHECK(fconv_plan_filter2d(&f, &o, k9, &p) == FCONV_EUNSUPPORTED && p == NULL);
+        CHECK_STR_CONTAINS(fconv_last_error(), "gpu-winograd-2x2 does not serve filter2d");
+        o.algo = FCONV_ALGO_GPU_IM2COL_GEMM;
+        CHECK(fconv_plan_filter2d(&f, &o, k9, &p) == FCONV_EUNSUPPORTED && p == NULL);
+        CHECK_STR_CONTAINS(fconv_last_error(), "gpu-im2col-gemm does not serve filter2d");
+        /* ... and both are refused on the CPU, naming the device. */
+        fconv_options cpu = {.algo = FCONV_ALGO_GPU_WINOGRAD_2X2};
+        d.dilation_h = 1;
+        float w[2 * 2 * 9] = {0};
+        CHECK(fconv_plan_conv2d(&d, &cpu, w, NULL, &p) == FCONV_EUNSUPPORTED && p == NULL);
+        CHECK_STR_CONTAINS(fconv_last_error(), "gpu-winograd-2x2");
+        CHECK_STR_CONTAINS(fconv_last_error(), "cpu");
+    }
+    /* AUTO on the device considers both: Winograd for a wide 3x3 stride-1 layer. */
+    {
+        fconv_conv2d_desc d = {.n = 1, .c = 64, .h = 56, .w = 56, .k = 64, .r = 3, .s = 3,
+                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
+        float *w = calloc(64 * 64 * 9, 4);
+        fconv_options o = {.device = dev};
+        CHECK(fconv_plan_conv2d(&d, &o, w, NULL, &p) == FCONV_OK);
+        CHECKF(fconv_plan_algo(p) == FCONV_ALGO_GPU_WINOGRAD_2X2, "AUTO chose %s",
+               fconv_algo_name(fconv_plan_algo(p)));
+        fconv_plan_destroy(p);
+        free(w);
     }
     return test_finish();
 }
