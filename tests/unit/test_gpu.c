@@ -118,7 +118,8 @@ static void random_conv2d(fconv_algo algo, int winograd, int i) {
 static void expect_decline(fconv_algo algo, const fconv_conv2d_desc *d, const char *reason) {
     fconv_options o = {.algo = algo, .device = dev};
     fconv_plan *p = NULL;
-    int64_t nw = d->k * (d->c / d->groups) * d->r * d->s;
+    int64_t groups = d->groups ? d->groups : 1; /* 0 means 1 */
+    int64_t nw = d->k * (d->c / groups) * d->r * d->s;
     float *w = calloc((size_t)nw, 4);
     fconv_status st = fconv_plan_conv2d(d, &o, w, NULL, &p);
     CHECKF(st == FCONV_EUNSUPPORTED && p == NULL, "%s: expected a refusal (%s), got %d",
