@@ -21,9 +21,8 @@ static size_t direct_workspace(const fconv_plan *plan) {
 /*
  * Seconds: multiply-adds over the rate the row loops reach, plus a fixed cost per row
  * correlation (tap ranges, loop set-up: about 7 ns), over the threads that have work.
- * Fitted to single-thread CPU times of this build (-O3, baseline x86-64 so SSE2
- * auto-vectorization and no FMA) on the 2-core Zen 5 VM; docs/algorithms/direct.md has
- * the measurements. The rate depends on how many multiply-adds each load feeds: taps fused
+ * Fitted on the 2-core Zen 5 VM: the scalar/auto-vectorized rates to single-thread CPU times
+ * (docs/algorithms/direct.md), the SIMD filter rates to docs/algorithms.md's table. The rate depends on how many multiply-adds each load feeds: taps fused
  * per pass (kernel width) and, for conv2d, four output channels per pass.
  */
 static double direct_cost(const fconv_plan *plan) {
@@ -43,7 +42,13 @@ static double direct_cost(const fconv_plan *plan) {
                 (double)((plan->out_h + 3) / 4);
     } else {
         const fconv_filter2d_desc *f = &plan->filter;
-        rate = f->kw >= 5 ? 10e9 : f->kw >= 3 ? 7e9 : 4e9;
+        /* The SIMD row kernel (AVX2+FMA; docs/algorithms.md's table, 2 threads on 2048² and
+         * 1024² images) keeps every tap in registers: ~18 G multiply-adds/s per thread from 5
+         * taps wide, ~11 G for 3; the scalar build reaches the auto-vectorized rates. */
+        if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2)
+            rate = f->kw >= 5 ? 18e9 : f->kw >= 3 ? 11e9 : 5e9;
+        else
+            rate = f->kw >= 5 ? 10e9 : f->kw >= 3 ? 7e9 : 4e9;
         rows = (double)plan->out_h * (double)f->kh;
         tasks = (double)plan->out_h *
                 (double)((plan->out_w * f->channels + 4095) / 4096);
