@@ -338,10 +338,10 @@ static int write_file(const char *path, const struct store *s, char *why, size_t
         snprintf(why, why_len, "cannot create '%.200s': %s", tmp, strerror(errno));
         return -1;
     }
-    int bad = fprintf(f, "%s %d\n# version\tcpu\tisa\tthreads\tproblem\talgorithm\tms\tunix-time\n",
+    int bad = fprintf(f, "%s %d\n# version\tcpu\tisa\tthreads\tproblem\talgorithm\tms\tunix-time\n", // ok: to the file
                       WISDOM_MAGIC, WISDOM_FORMAT) < 0;
     for (size_t i = 0; i < s->n && !bad; i++)
-        bad = fprintf(f, "%s\t%s\t%.6g\t%lld\n", s->e[i].key, fconv_algo_name(s->e[i].algo),
+        bad = fprintf(f, "%s\t%s\t%.6g\t%lld\n", s->e[i].key, fconv_algo_name(s->e[i].algo), // ok: to the file
                       s->e[i].ms, (long long)s->e[i].when) < 0;
     if (!bad) bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
     int err = errno;

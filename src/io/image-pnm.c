@@ -162,7 +162,7 @@ int fconv_io_pnm_write(FILE *fp, const char *name, const float *data, int64_t h,
         fconv_io_errf(err, errlen, "%s: out of memory", name);
         return -1;
     }
-    int ok = fprintf(fp, "P%c\n%lld %lld\n%u\n", channels == 1 ? '5' : '6', (long long)w,
+    int ok = fprintf(fp, "P%c\n%lld %lld\n%u\n", channels == 1 ? '5' : '6', (long long)w, // ok: to the file
                      (long long)h, maxv) > 0;
     for (int64_t y = 0; ok && y < h; y++) {
         const float *src = data + (size_t)y * samples;
