@@ -594,13 +594,15 @@ typedef struct fconv_umi_desc {
 typedef struct fconv_umi_plan fconv_umi_plan;
 
 /**
- * Validate desc and make a plan. options: NULL or as for the other plans (threads is used;
- * algo must be FCONV_ALGO_AUTO and device FCONV_DEVICE_CPU). Every read the plan will make
- * is checked here: a view with FCONV_UMI_BORDER_NONE that could read outside its tensor is
- * refused, naming the view, the axis and the index range.
+ * Validate desc and make a plan. options: NULL or as for the other plans (threads is used on
+ * the CPU; algo must be FCONV_ALGO_AUTO). device: FCONV_DEVICE_CPU, or a GPU device, which
+ * runs every built-in strategy (not CALLBACK) with host pointers (docs/umi.md). Every read
+ * the plan will make is checked here: a view with FCONV_UMI_BORDER_NONE that could read
+ * outside its tensor is refused, naming the view, the axis and the index range.
  * Returns FCONV_OK and *plan (destroy with fconv_umi_plan_destroy), or FCONV_EINVAL (bad
  * descriptor, NULL desc/plan, missing or superfluous view), FCONV_EOVERFLOW (sizes beyond
- * FCONV_MAX_DIM / FCONV_MAX_ELEMENTS), FCONV_EUNSUPPORTED (a device other than the CPU),
+ * FCONV_MAX_DIM / FCONV_MAX_ELEMENTS), FCONV_EUNSUPPORTED (the CALLBACK strategy on a GPU
+ * device), FCONV_ENODEVICE (the GPU device is absent; the reason in fconv_last_error()),
  * FCONV_ENOMEM. On failure *plan is not written.
  */
 FCONV_API fconv_status fconv_umi_plan_create(const fconv_umi_desc *desc, const fconv_options *options,
@@ -609,8 +611,10 @@ FCONV_API fconv_status fconv_umi_plan_create(const fconv_umi_desc *desc, const f
 /**
  * Run the plan: y = UMI(a, b, init). a, b, init: the viewed tensors (b / init NULL when the
  * descriptor has none); y: fconv_umi_plan_output_elements floats, not overlapping the
- * inputs. Allocates nothing. Returns FCONV_OK or FCONV_EINVAL (NULL plan or a required
- * pointer NULL). Thread-safe for concurrent calls on distinct outputs.
+ * inputs. On the CPU allocates nothing; on a GPU device copies the tensors to device memory
+ * and y back (serialized per device; fconv_last_execute_timing has the times). Returns FCONV_OK
+ * or FCONV_EINVAL (NULL plan or a required pointer NULL), on a GPU also a device error
+ * (FCONV_ENOMEM for device memory). Thread-safe for concurrent calls on distinct outputs.
  */
 FCONV_API fconv_status fconv_umi_execute(const fconv_umi_plan *plan, const float *a, const float *b,
                                          const float *init, float *y);

@@ -27,6 +27,13 @@ if(FCONV_OPENCL OR FCONV_CUDA)
   add_test(NAME test_gpu_cuda COMMAND test_gpu cuda)
   set_tests_properties(test_gpu_cuda PROPERTIES SKIP_RETURN_CODE 77 LABELS unit
     ENVIRONMENT "POCL_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/pocl-cache")
+  # The UMI operator on the device (src/umi/umi-gpu.c) against its CPU executor.
+  fconv_add_c_test(test_umi_gpu tests/unit/test_umi_gpu.c)
+  set_tests_properties(test_umi_gpu PROPERTIES SKIP_RETURN_CODE 77
+    ENVIRONMENT "OMP_WAIT_POLICY=passive;POCL_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/pocl-cache")
+  add_test(NAME test_umi_gpu_cuda COMMAND test_umi_gpu cuda)
+  set_tests_properties(test_umi_gpu_cuda PROPERTIES SKIP_RETURN_CODE 77 LABELS unit
+    ENVIRONMENT "POCL_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/pocl-cache")
 endif()
 # Wisdom and FCONV_PLAN_MEASURE (issue 4b).
 fconv_add_c_test(test_wisdom tests/unit/test_wisdom.c)

@@ -552,3 +552,130 @@ KERNEL void conv2d_gemm_cols(GLOBAL const float *RESTRICT cols, GLOBAL const flo
                 }
             }
 }
+
+/* ---- UMI (src/umi, docs/umi.md): the generic unrolled-memory inner product ---------------- */
+/* One thread per output point; it walks the accumulation components exactly like the CPU
+ * executor (src/umi/umi-execute.c) with the built-in strategies of umi-strategy.c. The plan
+ * comes as an i64 array (src/umi/umi-gpu.c writes it; the UMI_D_* offsets below):
+ *   [0] n_par [1] n_acc [2] strategy [3..6] par_extent [7..10] acc_extent, then three view
+ *   blocks (a, b, init) of UMI_D_VIEW values: used, ndim, border, shape[4], tstride[4],
+ *   par[4] x (axis, stride, offset), acc[4] x (axis, stride, offset).
+ * Strategy numbers and border rules are fastconv.h's fconv_umi_strategy / fconv_umi_border. */
+#define UMI_D_PAR_EXT 3
+#define UMI_D_ACC_EXT 7
+#define UMI_D_VIEWS 11
+#define UMI_D_VIEW 35
+#define UMI_D_SIZE (UMI_D_VIEWS + 3 * UMI_D_VIEW)
+#ifdef __CUDACC__
+#define UMI_EXP(x) expf(x)
+#define UMI_FABS(x) fabsf(x)
+#define UMI_TANH(x) tanhf(x)
+#else
+#define UMI_EXP(x) exp(x)
+#define UMI_FABS(x) fabs(x)
+#define UMI_TANH(x) tanh(x)
+#endif
+
+/* umi-execute.c's map_coord: the index coordinate x reads on a length-n axis, -1 for none
+ * (border 1 zero, 2 replicate, 3 mirror, 4 skip; 0 never leaves the tensor). */
+DEVICE_FN i64 umi_map(i64 x, i64 n, i64 border) {
+    if (x >= 0 && x < n) return x;
+    if (border == 2) return x < 0 ? 0 : n - 1;
+    if (border == 3) {
+        if (n == 1) return 0;
+        i64 period = 2 * (n - 1), m = fc_mod(x, period);
+        return m < n ? m : period - m;
+    }
+    return -1;
+}
+
+/* Coordinates of view v (its block in d) at parallel index k (and accumulation index ka). */
+DEVICE_FN void umi_coords(GLOBAL const i64 *v, int n_par, int n_acc, const i64 *k, const i64 *ka,
+                          i64 *c) {
+    for (int i = 0; i < 4; i++) c[i] = 0;
+    for (int j = 0; j < n_par; j++) c[v[11 + 3 * j]] += k[j] * v[12 + 3 * j] + v[13 + 3 * j];
+    for (int j = 0; j < n_acc; j++) c[v[23 + 3 * j]] += ka[j] * v[24 + 3 * j] + v[25 + 3 * j];
+}
+
+/* umi-execute.c's read_mapped: the element at c through the border rule; *ok = 0 skipped. */
+DEVICE_FN float umi_read(GLOBAL const i64 *v, GLOBAL const float *t, const i64 *c, int *ok) {
+    i64 off = 0, ndim = v[1], border = v[2];
+    *ok = 1;
+    for (i64 i = 0; i < ndim; i++) {
+        i64 x = umi_map(c[i], v[3 + i], border);
+        if (x < 0) {
+            *ok = border != 4;
+            return 0.0f;
+        }
+        off += x * v[7 + i];
+    }
+    return t[off];
+}
+
+KERNEL void umi_generic(GLOBAL const float *RESTRICT a, GLOBAL const float *RESTRICT b,
+                        GLOBAL const float *RESTRICT init, GLOBAL float *RESTRICT y,
+                        GLOBAL const i64 *RESTRICT d, i64 out_elems, float param0) {
+    const int n_par = (int)d[0], n_acc = (int)d[1], strategy = (int)d[2];
+    GLOBAL const i64 *va = d + UMI_D_VIEWS, *vb = va + UMI_D_VIEW, *vi = vb + UMI_D_VIEW;
+    const int has_b = vb[0] != 0, has_init = vi[0] != 0;
+    i64 T = LSIZE(0);
+    for (i64 g = GROUP(0); g * T < out_elems; g += NGROUPS(0)) {
+        i64 p = g * T + LID(0);
+        if (p >= out_elems) continue;
+        i64 k[4] = {0, 0, 0, 0}, ka[4] = {0, 0, 0, 0}, ca[4], cb[4];
+        i64 rest = p;
+        for (int j = n_par - 1; j >= 0; j--) {
+            i64 e = d[UMI_D_PAR_EXT + j];
+            k[j] = rest % e;
+            rest /= e;
+        }
+        int ok, okb;
+        if (strategy == 9) { /* ABSDIFF: elementwise, a skipped pair gives 0 */
+            umi_coords(va, n_par, 0, k, ka, ca);
+            umi_coords(vb, n_par, 0, k, ka, cb);
+            float xa = umi_read(va, a, ca, &ok), xb = umi_read(vb, b, cb, &okb);
+            y[p] = ok && okb ? UMI_FABS(xa - xb) : 0.0f;
+            continue;
+        }
+        float iv = 0.0f;
+        if (has_init) {
+            umi_coords(vi, n_par, 0, k, ka, ca);
+            iv = umi_read(vi, init, ca, &ok); /* a skipped init reads 0 */
+        }
+        float s = strategy == 7 ? 0.0f : iv, n = 0.0f, c = iv;
+        i64 acc_elems = 1;
+        for (int j = 0; j < n_acc; j++) acc_elems *= d[UMI_D_ACC_EXT + j];
+        for (i64 t = 0; n_acc > 0 && t < acc_elems; t++) {
+            umi_coords(va, n_par, n_acc, k, ka, ca);
+            float xa = umi_read(va, a, ca, &ok), xb = 0.0f;
+            okb = 1;
+            if (has_b) {
+                umi_coords(vb, n_par, n_acc, k, ka, cb);
+                xb = umi_read(vb, b, cb, &okb);
+            }
+            if (ok && okb) {
+                if (strategy == 5) s += UMI_FABS(xa - xb);
+                else if (strategy == 6) s += (xa - xb) * (xa - xb);
+                else if (strategy == 7) {
+                    if (xb != 0.0f) { /* outside the window's disc: skip the exp */
+                        float dd = xa - c, w = xb * UMI_EXP(-dd * dd * param0);
+                        s += w;
+                        n += w * xa;
+                    }
+                } else s += xa * xb;
+            }
+            /* odometer over the accumulation components, last fastest */
+            for (int j = n_acc - 1; j >= 0; j--) {
+                if (++ka[j] < d[UMI_D_ACC_EXT + j]) break;
+                ka[j] = 0;
+            }
+        }
+        float out = s;
+        if (strategy == 1) out = s < 0.0f ? 0.0f : s;
+        else if (strategy == 2) out = s < 0.0f ? param0 * s : s;
+        else if (strategy == 3) out = 1.0f / (1.0f + UMI_EXP(-s));
+        else if (strategy == 4) out = UMI_TANH(s);
+        else if (strategy == 7) out = s > 0.0f ? n / s : c;
+        y[p] = out;
+    }
+}

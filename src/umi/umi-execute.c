@@ -246,6 +246,7 @@ fconv_status fconv_umi_execute(const fconv_umi_plan *plan, const float *a, const
     if (plan->b.used && !b) return fconv_fail(FCONV_EINVAL, "umi: the plan has view b but b is NULL");
     if (plan->init.used && !init)
         return fconv_fail(FCONV_EINVAL, "umi: the plan has an init view but init is NULL");
+    if (plan->device != FCONV_DEVICE_CPU) return fconv_umi_gpu_execute(plan, a, b, init, y);
     struct umi_ctx x = {.p = plan, .a = a, .b = plan->b.used ? b : NULL,
                         .init = plan->init.used ? init : NULL, .y = y};
     const int64_t last = plan->par_extent[plan->n_par - 1];

@@ -34,6 +34,7 @@ struct fconv_umi_plan {
     float param[4];
     fconv_umi_callbacks callbacks;
     int threads;
+    fconv_device device; /* FCONV_DEVICE_CPU, or a GPU device (umi-gpu.c) */
 };
 
 /* The running state of one parallel point. Built-in strategies use s (sum), n (weighted
@@ -56,5 +57,9 @@ void fconv_umi_callback_run(const fconv_umi_plan *plan, fconv_umi_state *st, con
                             ptrdiff_t sa, const float *b, ptrdiff_t sb, const unsigned char *valid,
                             size_t n);
 float fconv_umi_callback_post(const fconv_umi_plan *plan, const fconv_umi_state *st);
+
+/* Run a plan on its GPU device (umi-gpu.c): host pointers in and out, as fconv_umi_execute. */
+fconv_status fconv_umi_gpu_execute(const fconv_umi_plan *plan, const float *a, const float *b,
+                                   const float *init, float *y);
 
 #endif

@@ -192,8 +192,6 @@ fconv_status fconv_umi_plan_create(const fconv_umi_desc *desc, const fconv_optio
         return fconv_fail(FCONV_EINVAL, "umi: options.threads must be >= 0 (0 = all cores), got %d", o.threads);
     if (o.algo != FCONV_ALGO_AUTO)
         return fconv_fail(FCONV_EINVAL, "umi: options.algo must be auto (the UMI operator has one executor)");
-    if (o.device != FCONV_DEVICE_CPU)
-        return fconv_fail(FCONV_EUNSUPPORTED, "umi: only the CPU device runs the UMI operator");
     fconv_umi_plan *p = calloc(1, sizeof *p);
     if (!p) return fconv_fail(FCONV_ENOMEM, "umi: out of memory for the plan");
     fconv_status st = validate(desc, p);
@@ -201,6 +199,21 @@ fconv_status fconv_umi_plan_create(const fconv_umi_desc *desc, const fconv_optio
         free(p);
         return st;
     }
+    if (o.device != FCONV_DEVICE_CPU) {
+        /* The GPU kernel (umi_generic, src/gpu/gpu-kernels.h) runs the built-in strategies;
+         * it cannot call the caller's host functions. */
+        if (p->strategy == FCONV_UMI_CALLBACK) {
+            free(p);
+            return fconv_fail(FCONV_EUNSUPPORTED,
+                              "umi: strategy callback runs only on the CPU device (a GPU kernel "
+                              "cannot call host functions); use a built-in strategy or FCONV_DEVICE_CPU");
+        }
+        if ((st = fconv_gpu_check_device(o.device)) != FCONV_OK) { /* ENODEVICE with the reason */
+            free(p);
+            return st;
+        }
+    }
+    p->device = o.device;
     p->threads = o.threads ? o.threads : fconv_parallel_default_threads();
     *plan = p;
     fconv_clear_error();
