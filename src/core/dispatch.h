@@ -25,6 +25,20 @@ typedef void (*fconv_direct_rows_fn)(float *const *y, size_t nk, size_t n, const
                                      int accumulate);
 
 /*
+ * The direct algorithm's filter2d kernel: nr (1..4) consecutive output rows of one kernel,
+ * each input row loaded once for every output row it feeds. For r < nr and e < n:
+ *   y[r][e] = (accumulate ? y[r][e] : 0)
+ *             + sum_{a < kh} sum_{b < kw} tap_rows[a][b*tap_step] * x_rows[r + a][e + b*dist]
+ * summed in the order (a, b) with multiply-adds (fused on SIMD ISAs): the same bits as
+ * fconv_direct_rows_fn called per row with x_rows + r. x_rows holds kh + nr - 1 rows; reads
+ * x_rows[i][0 .. n-1 + (kw-1)*dist] only; y rows must not overlap the inputs.
+ */
+typedef void (*fconv_direct_filter_rows_fn)(float *const *y, size_t nr, size_t n,
+                                            const float *const *x_rows, const float *const *tap_rows,
+                                            ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist,
+                                            int accumulate);
+
+/*
  * The GEMM micro-kernel: for i < mr, j < nr (mr <= gemm_mr, nr <= gemm_nr of its table),
  *   c[i*ldc + j] = (accumulate ? c[i*ldc + j] : 0) + sum_{p < k} a[p*MR + i] * b[p*NR + j]
  * with a, b packed panels of exactly MR x k and k x NR (zero-padded past mr / nr); b must be
@@ -38,6 +52,7 @@ struct fconv_kernels {
     fconv_isa isa;
     const char *name;                 /* "scalar", "avx2", "avx512" */
     fconv_direct_rows_fn direct_rows;
+    fconv_direct_filter_rows_fn direct_filter_rows;
     fconv_gemm_ukernel_fn gemm_ukernel;
     size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
 };
@@ -60,6 +75,15 @@ void fconv_direct_rows_kernel__avx2(float *const *y, size_t nk, size_t n, const 
 void fconv_direct_rows_kernel__avx512(float *const *y, size_t nk, size_t n, const float *const *x_rows,
                                     const float *const *tap_rows, ptrdiff_t tap_step, ptrdiff_t k_stride,
                                     size_t kh, size_t kw, size_t dist, int accumulate);
+void fconv_direct_filter_rows_kernel__scalar(float *const *y, size_t nr, size_t n,
+                                    const float *const *x_rows, const float *const *tap_rows,
+                                    ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int accumulate);
+void fconv_direct_filter_rows_kernel__avx2(float *const *y, size_t nr, size_t n,
+                                    const float *const *x_rows, const float *const *tap_rows,
+                                    ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int accumulate);
+void fconv_direct_filter_rows_kernel__avx512(float *const *y, size_t nr, size_t n,
+                                    const float *const *x_rows, const float *const *tap_rows,
+                                    ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int accumulate);
 
 /* The per-ISA GEMM micro-kernels (kernels/gemm/gemm-ukernel.c) and their tile shapes. */
 void fconv_gemm_ukernel__scalar(size_t k, const float *a, const float *b, float *c, size_t ldc,

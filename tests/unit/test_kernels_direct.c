@@ -1,6 +1,7 @@
 /*
  * test_kernels_direct.c — the direct algorithm's SIMD kernel (core/dispatch.h
- * fconv_direct_rows_fn) on every ISA this machine runs, against a float64 reference and
+ * fconv_direct_rows_fn, and the filter2d multi-row fconv_direct_filter_rows_fn against it bit
+ * for bit) on every ISA this machine runs, against a float64 reference and
  * against the scalar kernel, on sizes that cross every vector-width and block remainder;
  * then the plan-level contract: max_isa caps the ISA, and direct results are bit-identical
  * for 1 and 2 threads on each ISA. ISAs the CPU lacks are reported as skipped, not failed.
@@ -95,6 +96,60 @@ static void test_kernel_all_isas(void) {
     }
 }
 
+/* The filter2d multi-row kernel (fconv_direct_filter_rows_fn) against the one-row kernel of
+ * the same ISA called per output row on x_rows + r: bit-identical, every n crossing each
+ * block and remainder, every nr, forwards and backwards taps, with and without accumulate. */
+static void check_filter_rows(const struct fconv_kernels *k, size_t nr, size_t n, size_t kh, size_t kw,
+                              size_t dist, ptrdiff_t tap_step, int accumulate) {
+    size_t xlen = n + (kw - 1) * dist, nin = kh + nr - 1;
+    float *x[MAX_KH + 3], *taps = malloc(sizeof(float) * kh * kw), *y[4], *y1[4];
+    const float *xs[MAX_KH + 3], *ts[MAX_KH];
+    for (size_t i = 0; i < nin; i++) {
+        x[i] = malloc(sizeof(float) * (xlen ? xlen : 1));
+        test_fill_random(x[i], xlen);
+        xs[i] = x[i];
+    }
+    test_fill_random(taps, kh * kw);
+    for (size_t a = 0; a < kh; a++) ts[a] = tap_step > 0 ? taps + a * kw : taps + a * kw + (kw - 1);
+    for (size_t r = 0; r < nr; r++) {
+        y[r] = malloc(sizeof(float) * (n ? n : 1));
+        y1[r] = malloc(sizeof(float) * (n ? n : 1));
+        test_fill_random(y[r], n);
+        memcpy(y1[r], y[r], sizeof(float) * n);
+    }
+    k->direct_filter_rows(y, nr, n, xs, ts, tap_step, kh, kw, dist, accumulate);
+    for (size_t r = 0; r < nr; r++) {
+        float *const yr[1] = {y1[r]};
+        k->direct_rows(yr, 1, n, xs + r, ts, tap_step, 0, kh, kw, dist, accumulate);
+        CHECKF(n == 0 || memcmp(y[r], y1[r], sizeof(float) * n) == 0,
+               "%s filter_rows nr=%zu n=%zu kh=%zu kw=%zu dist=%zu step=%td acc=%d: row %zu differs "
+               "from the one-row kernel", k->name, nr, n, kh, kw, dist, tap_step, accumulate, r);
+    }
+    for (size_t i = 0; i < nin; i++) free(x[i]);
+    for (size_t r = 0; r < nr; r++) {
+        free(y[r]);
+        free(y1[r]);
+    }
+    free(taps);
+}
+
+static void test_filter_rows_all_isas(void) {
+    for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
+        const struct fconv_kernels *k = fconv_kernels_exact((fconv_isa)isa);
+        if (!k) continue; /* reported by test_kernel_all_isas */
+        for (size_t n = 0; n <= 2 * 6 * 16 + 17; n++) {
+            size_t nr = (size_t)test_rand_int(1, 4), kh = (size_t)test_rand_int(1, 7);
+            size_t kw = (size_t)test_rand_int(1, 7), dist = (size_t)test_rand_int(1, 3);
+            check_filter_rows(k, nr, n, kh, kw, dist, test_rand_int(0, 1) ? 1 : -1, (int)test_rand_int(0, 1));
+        }
+        for (size_t nr = 1; nr <= 4; nr++) {
+            check_filter_rows(k, nr, 333, 1, 1, 1, 1, 0);
+            check_filter_rows(k, nr, 200, 3, 3, 1, -1, 0);
+            check_filter_rows(k, nr, 100, MAX_KH - 3, 5, 3, 1, 1);
+        }
+    }
+}
+
 /* max_isa caps the plan's ISA; AUTO gives the default one. */
 static void test_plan_isa(void) {
     fconv_filter2d_desc d = {.h = 20, .w = 40, .kh = 3, .kw = 3};
@@ -168,6 +223,7 @@ static void test_threads_bit_identical(void) {
 int main(void) {
     test_init();
     TEST(test_kernel_all_isas);
+    TEST(test_filter_rows_all_isas);
     TEST(test_plan_isa);
     TEST(test_threads_bit_identical);
     return test_finish();

@@ -3,8 +3,10 @@
  * conv2d): a run of up to four output rows, each the sum over kh input rows and kw taps,
  * with every tap of every row accumulated in registers (4 rows x 3 vectors on AVX2, one row
  * x 8 vectors), so an output is read and written once whatever the kernel size and each
- * input load serves four output channels. Compiled once per ISA (simd/vec.h); the contract
- * is fconv_direct_rows_fn in core/dispatch.h.
+ * input load serves four output channels. Also filter2d's multi-row kernel: up to four
+ * output rows of one kernel, each input row loaded once for all the output rows it feeds.
+ * Compiled once per ISA (simd/vec.h); the contracts are fconv_direct_rows_fn and
+ * fconv_direct_filter_rows_fn in core/dispatch.h.
  */
 #include <assert.h>
 
@@ -82,5 +84,97 @@ void FCONV_ISA_SUFFIX(fconv_direct_rows_kernel)(float *const *y, size_t nk, size
     case 2: rows_all(&r, 2, NV_FOUR, n); break;
     case 3: rows_all(&r, 3, NV_FOUR, n); break;
     default: rows_all(&r, 4, NV_FOUR, n); break;
+    }
+}
+
+/* filter2d: nr output rows sharing one kernel, as blocks of nr rows x nv vectors (4 x 3 on
+ * AVX2: 12 accumulators, 3 input vectors and the broadcast tap fill the 16 registers). Input
+ * row i (0 .. kh+nr-2) is loaded once per tap column b and feeds every output row r with
+ * a = i - r in [0, kh); for a fixed r, i runs upward, so its taps still go in the order (a, b)
+ * and each output has the bits of the one-row kernel. */
+#define NV_FILTER (VF_LANES == 16 ? 6 : VF_LANES == 8 ? 3 : 4)
+
+struct filter_args {
+    float *const *y;
+    const float *const *x_rows, *const *tap_rows;
+    ptrdiff_t tap_step;
+    size_t kh, kw, dist;
+    int accumulate;
+};
+
+/* Input row i, every tap column b, into output rows klo..khi (tap row i - k). */
+static ALWAYS_INLINE void filter_input_row(const struct filter_args *r, vf acc[4][NV_FILTER], const int nv,
+                                           const int klo, const int khi, size_t i, size_t e, size_t rest) {
+    const float *xi = r->x_rows[i] + e;
+    const float *tk[4];
+    for (int k = klo; k <= khi; k++) tk[k] = r->tap_rows[i - (size_t)k];
+    for (size_t b = 0; b < r->kw; b++) {
+        const float *xb = xi + b * r->dist;
+        vf xv[NV_FILTER];
+        for (int v = 0; v < nv; v++)
+            xv[v] = rest ? vf_loadu_partial(xb + (size_t)v * VF_LANES, rest)
+                         : vf_loadu(xb + (size_t)v * VF_LANES);
+        for (int k = klo; k <= khi; k++) {
+            vf t = vf_set1(tk[k][(ptrdiff_t)b * r->tap_step]);
+            for (int v = 0; v < nv; v++) acc[k][v] = vf_fma(t, xv[v], acc[k][v]);
+        }
+    }
+}
+
+static ALWAYS_INLINE void filter_block(const struct filter_args *r, const int nr, const int nv, size_t e,
+                                       size_t rest) {
+    vf acc[4][NV_FILTER];
+    for (int k = 0; k < nr; k++)
+        for (int v = 0; v < nv; v++) {
+            float *p = r->y[k] + e + (size_t)v * VF_LANES;
+            acc[k][v] = !r->accumulate ? vf_zero() : rest ? vf_loadu_partial(p, rest) : vf_loadu(p);
+        }
+    const size_t rows = r->kh + (size_t)nr - 1;
+    for (size_t i = 0; i < rows; i++) {
+        /* output rows klo..khi use input row i; a constant range per case keeps the loads
+         * shared (a test on k inside the tap loop lets the compiler split it per row) */
+        const int klo = i >= r->kh ? (int)(i - r->kh + 1) : 0, khi = i < (size_t)nr ? (int)i : nr - 1;
+        switch (klo * 4 + khi) {
+#define FILTER_CASE(lo, hi) \
+    case lo * 4 + hi: filter_input_row(r, acc, nv, lo, hi, i, e, rest); break;
+        FILTER_CASE(0, 0) FILTER_CASE(0, 1) FILTER_CASE(0, 2) FILTER_CASE(0, 3)
+        FILTER_CASE(1, 1) FILTER_CASE(1, 2) FILTER_CASE(1, 3)
+        FILTER_CASE(2, 2) FILTER_CASE(2, 3)
+        FILTER_CASE(3, 3)
+#undef FILTER_CASE
+        default: break;
+        }
+    }
+    for (int k = 0; k < nr; k++)
+        for (int v = 0; v < nv; v++) {
+            float *p = r->y[k] + e + (size_t)v * VF_LANES;
+            if (rest) vf_storeu_partial(p, acc[k][v], rest);
+            else vf_storeu(p, acc[k][v]);
+        }
+}
+
+static ALWAYS_INLINE void filter_all(const struct filter_args *r, const int nr, size_t n) {
+    size_t e = 0;
+    for (; e + (size_t)NV_FILTER * VF_LANES <= n; e += (size_t)NV_FILTER * VF_LANES)
+        filter_block(r, nr, NV_FILTER, e, 0);
+    for (; e + VF_LANES <= n; e += VF_LANES) filter_block(r, nr, 1, e, 0);
+    if (e < n) filter_block(r, nr, 1, e, n - e);
+}
+
+void FCONV_ISA_SUFFIX(fconv_direct_filter_rows_kernel)(float *const *y, size_t nr, size_t n,
+                                                       const float *const *x_rows,
+                                                       const float *const *tap_rows, ptrdiff_t tap_step,
+                                                       size_t kh, size_t kw, size_t dist, int accumulate) {
+    assert(y && x_rows && tap_rows && nr >= 1 && nr <= 4 && kh >= 1 && kw >= 1);
+    if (nr == 1) { /* one row: the one-row kernel's wider block */
+        const struct rows_args r1 = {y, x_rows, tap_rows, tap_step, 0, kh, kw, dist, accumulate};
+        rows_all(&r1, 1, NV_ONE, n);
+        return;
+    }
+    const struct filter_args r = {y, x_rows, tap_rows, tap_step, kh, kw, dist, accumulate};
+    switch (nr) {
+    case 2: filter_all(&r, 2, n); break;
+    case 3: filter_all(&r, 3, n); break;
+    default: filter_all(&r, 4, n); break;
     }
 }
