@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "io/image.h"
 
 static void vprint_error(const char *fmt, va_list ap) {
     fputs("fastconv: ", stderr);
@@ -258,4 +259,45 @@ int cli_parse_plan_option(int c, const char *arg, fconv_options *options) {
     case CLI_OPT_MAX_WORKSPACE: return cli_parse_workspace_limit(arg, options) ? -1 : 1;
     default: return 0;
     }
+}
+
+int cli_read_raster(const char *command, const char *path, int max_ndim, struct cli_raster *r) {
+    memset(r, 0, sizeof *r);
+    if (fconv_io_format_from_path(path) == FCONV_IO_FORMAT_NPY) {
+        fconv_io_array a;
+        if (cli_read_npy(path, &a)) return -1;
+        char shape[128];
+        cli_shape_string(a.shape, a.ndim, shape, sizeof shape);
+        if (a.ndim < 2 || a.ndim > max_ndim) {
+            fconv_io_array_free(&a);
+            cli_fail("%s: %s needs a 2D (HxW)%s array, got shape %s", path, command,
+                     max_ndim == 3 ? " or 3D (HxWxC)" : "", shape);
+            return -1;
+        }
+        if (fconv_io_array_elements(&a) == 0) {
+            fconv_io_array_free(&a);
+            cli_fail("%s: the array is empty, shape %s", path, shape);
+            return -1;
+        }
+        r->data = a.data;
+        r->h = a.shape[0];
+        r->w = a.shape[1];
+        r->channels = a.ndim == 3 ? a.shape[2] : 1;
+        r->ndim = a.ndim;
+        return 0;
+    }
+    char err[512];
+    fconv_io_image img;
+    if (fconv_io_image_read(path, &img, err, sizeof err)) {
+        cli_fail("%s", err);
+        return -1;
+    }
+    r->data = img.data;
+    r->h = img.h;
+    r->w = img.w;
+    r->channels = img.channels;
+    r->ndim = img.channels == 1 ? 2 : 3;
+    r->alpha = img.channels == 2 || img.channels == 4;
+    r->bit_depth = img.bit_depth;
+    return 0;
 }

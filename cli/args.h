@@ -61,6 +61,20 @@ int cli_parse_plan_option(int c, const char *arg, fconv_options *options);
 /* Read a .npy file; on failure print the reader's message. 0 / -1. */
 int cli_read_npy(const char *path, fconv_io_array *out);
 
+/* An input raster H x W x C, interleaved floats (malloc'ed, owned), and what it was. */
+struct cli_raster {
+    float *data;
+    int64_t h, w, channels;
+    int ndim;      /* 2 or 3: the rank an .npy output of it gets */
+    int alpha;     /* an image whose last channel is alpha (2 or 4 channels) */
+    int bit_depth; /* 8 or 16 for images, 0 for .npy */
+};
+
+/* Read a non-empty .npy of 2 dimensions (HxW) — or 2 or 3 (HxWxC) when max_ndim is 3 — or
+ * an image of any channel count, into *r. 0, or -1 with a one-line message naming the file
+ * and the command ("filter needs a 2D ..."). */
+int cli_read_raster(const char *command, const char *path, int max_ndim, struct cli_raster *r);
+
 /* Write a float32 .npy atomically; on failure print the message. 0 / -1. */
 int cli_write_npy(const char *path, const float *data, int ndim, const int64_t *shape);
 

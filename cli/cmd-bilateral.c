@@ -83,25 +83,12 @@ int cmd_bilateral(int argc, char **argv) {
     const char *input = argv[optind];
     float *x = NULL, *y = NULL, *spatial = NULL;
     int64_t h, w, ch;
-    int ndim, alpha = 0, depth = 8, rc = CLI_EXIT_FAILURE;
+    int ndim, alpha, depth, rc = CLI_EXIT_FAILURE;
     char err[512];
-    if (fconv_io_format_from_path(input) == FCONV_IO_FORMAT_NPY) {
-        fconv_io_array a;
-        if (cli_read_npy(input, &a)) return CLI_EXIT_FAILURE;
-        char shape[128];
-        cli_shape_string(a.shape, a.ndim, shape, sizeof shape);
-        if ((a.ndim != 2 && a.ndim != 3) || fconv_io_array_elements(&a) == 0) {
-            fconv_io_array_free(&a);
-            return cli_fail("%s: bilateral needs a non-empty 2D (HxW) or 3D (HxWxC) array, got shape %s", input, shape);
-        }
-        x = a.data, h = a.shape[0], w = a.shape[1], ch = a.ndim == 3 ? a.shape[2] : 1, ndim = a.ndim;
-    } else {
-        fconv_io_image img;
-        if (fconv_io_image_read(input, &img, err, sizeof err)) return cli_fail("%s", err);
-        x = img.data, h = img.h, w = img.w, ch = img.channels, depth = img.bit_depth;
-        ndim = ch == 1 ? 2 : 3;
-        alpha = ch == 2 || ch == 4;
-    }
+    struct cli_raster in;
+    if (cli_read_raster("bilateral", input, 3, &in)) return CLI_EXIT_FAILURE;
+    x = in.data, h = in.h, w = in.w, ch = in.channels, ndim = in.ndim, alpha = in.alpha;
+    depth = in.bit_depth ? in.bit_depth : 8;
     if (ofmt != FCONV_IO_FORMAT_NPY) {
         if (ch > 4 || ((ofmt == FCONV_IO_FORMAT_JPEG || ofmt == FCONV_IO_FORMAT_PNM) && (ch == 2 || ch == 4)) ||
             (cli_has_extension(output, ".pgm") && ch != 1) || (cli_has_extension(output, ".ppm") && ch != 3)) {

@@ -105,59 +105,15 @@ static int parse_filter_args(int argc, char **argv, struct filter_args *a) {
     return CLI_EXIT_OK;
 }
 
-/* The input as floats H x W x C, and what it was. */
-struct filter_input {
-    float *data;
-    int64_t h, w, channels;
-    int ndim;        /* 2 or 3: the .npy output's rank */
-    int alpha;       /* the last channel is alpha (images with 2 or 4 channels) */
-    int bit_depth;   /* 8 or 16 for images, 0 for .npy */
-};
-
-static int read_filter_input(const char *path, struct filter_input *in) {
-    memset(in, 0, sizeof *in);
-    char err[512];
-    if (fconv_io_format_from_path(path) == FCONV_IO_FORMAT_NPY) {
-        fconv_io_array a;
-        if (cli_read_npy(path, &a)) return -1;
-        char shape[128];
-        cli_shape_string(a.shape, a.ndim, shape, sizeof shape);
-        if (a.ndim != 2 && a.ndim != 3) {
-            fconv_io_array_free(&a);
-            return cli_fail("%s: filter needs a 2D (HxW) or 3D (HxWxC) array, got shape %s", path, shape), -1;
-        }
-        if (fconv_io_array_elements(&a) == 0) {
-            fconv_io_array_free(&a);
-            return cli_fail("%s: the array is empty, shape %s", path, shape), -1;
-        }
-        in->data = a.data;
-        in->h = a.shape[0];
-        in->w = a.shape[1];
-        in->channels = a.ndim == 3 ? a.shape[2] : 1;
-        in->ndim = a.ndim;
-        return 0;
-    }
-    fconv_io_image img;
-    if (fconv_io_image_read(path, &img, err, sizeof err)) return cli_fail("%s", err), -1;
-    in->data = img.data;
-    in->h = img.h;
-    in->w = img.w;
-    in->channels = img.channels;
-    in->ndim = img.channels == 1 ? 2 : 3;
-    in->alpha = img.channels == 2 || img.channels == 4;
-    in->bit_depth = img.bit_depth;
-    return 0;
-}
-
 /* The bit depth an image output gets: --bit-depth, else the input image's (JPEG holds 8). */
-static int output_bit_depth(const struct filter_args *a, const struct filter_input *in, const char *path) {
+static int output_bit_depth(const struct filter_args *a, const struct cli_raster *in, const char *path) {
     if (a->bit_depth) return a->bit_depth;
     if (fconv_io_format_from_path(path) == FCONV_IO_FORMAT_JPEG) return 8;
     return in->bit_depth ? in->bit_depth : 8;
 }
 
 /* Refuse outputs that cannot be written before doing any work, so a failing run writes nothing. */
-static int check_output(const struct filter_args *a, const char *path, const struct filter_input *in) {
+static int check_output(const struct filter_args *a, const char *path, const struct cli_raster *in) {
     fconv_io_format f = fconv_io_format_from_path(path);
     if (f == FCONV_IO_FORMAT_UNKNOWN)
         return cli_usage_error("%s: unknown output format (use .npy, .png, .jpg, .jpeg, .pgm, .ppm)", path);
@@ -234,7 +190,7 @@ static void normalize_range(float *y, int64_t pixels, int64_t channels, int64_t 
 }
 
 /* Filter the colour channels with one kernel (or a magnitude pair); alpha moves along. */
-static int filter_one(const struct filter_args *a, const struct filter_input *in, const float *colour,
+static int filter_one(const struct filter_args *a, const struct cli_raster *in, const float *colour,
                       const float *alpha, const cli_kernel *k, float **out, int64_t *oh, int64_t *ow) {
     int64_t colour_ch = in->channels - (in->alpha ? 1 : 0);
     float *y = NULL, *y2 = NULL, *ya = NULL, *delta = NULL;
@@ -289,7 +245,7 @@ done:
     return rc;
 }
 
-static int write_output(const struct filter_args *a, const struct filter_input *in, const char *path,
+static int write_output(const struct filter_args *a, const struct cli_raster *in, const char *path,
                         float *y, int64_t oh, int64_t ow) {
     char err[512];
     if (fconv_io_format_from_path(path) == FCONV_IO_FORMAT_NPY) {
@@ -317,7 +273,7 @@ int cmd_filter(int argc, char **argv) {
 
     cli_kernel kernels[MAX_PAIRS];
     memset(kernels, 0, sizeof kernels);
-    struct filter_input in;
+    struct cli_raster in;
     memset(&in, 0, sizeof in);
     float *colour = NULL, *alpha = NULL;
     rc = CLI_EXIT_FAILURE;
@@ -325,7 +281,7 @@ int cmd_filter(int argc, char **argv) {
     for (int i = 0; i < a.n_kernels; i++)
         if ((rc = cli_kernel_load(a.kernels[i], &kernels[i])) != 0) goto done;
     rc = CLI_EXIT_FAILURE;
-    if (read_filter_input(a.input, &in)) goto done;
+    if (cli_read_raster("filter", a.input, 3, &in)) goto done;
     for (int i = 0; i < a.n_outputs; i++) {
         int bad = check_output(&a, a.outputs[i], &in);
         if (bad) {

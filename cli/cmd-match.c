@@ -68,7 +68,7 @@ int cmd_match(int argc, char **argv) {
     struct cli_frame f0 = {0}, f1 = {0};
     float *vec = NULL, *pic = NULL;
     rc = CLI_EXIT_FAILURE;
-    if (cli_read_gray_frame(argv[optind], &f0) || cli_read_gray_frame(argv[optind + 1], &f1)) goto done;
+    if (cli_read_gray_frame("match", argv[optind], &f0) || cli_read_gray_frame("match", argv[optind + 1], &f1)) goto done;
     if (f0.h != f1.h || f0.w != f1.w) {
         cli_fail("match: frames differ in size: %s is %lldx%lld, %s is %lldx%lld (W x H)", argv[optind],
                  (long long)f0.w, (long long)f0.h, argv[optind + 1], (long long)f1.w, (long long)f1.h);

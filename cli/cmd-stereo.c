@@ -67,7 +67,7 @@ int cmd_stereo(int argc, char **argv) {
     struct cli_frame left = {0}, right = {0};
     float *disp = NULL, *pic = NULL;
     rc = CLI_EXIT_FAILURE;
-    if (cli_read_gray_frame(argv[optind], &left) || cli_read_gray_frame(argv[optind + 1], &right)) goto done;
+    if (cli_read_gray_frame("stereo", argv[optind], &left) || cli_read_gray_frame("stereo", argv[optind + 1], &right)) goto done;
     if (left.h != right.h || left.w != right.w) {
         cli_fail("stereo: images differ in size: %s is %lldx%lld, %s is %lldx%lld (W x H)", argv[optind],
                  (long long)left.w, (long long)left.h, argv[optind + 1], (long long)right.w, (long long)right.h);

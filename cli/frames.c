@@ -11,25 +11,10 @@
 #include "frames.h"
 #include "io/image.h"
 
-int cli_read_gray_frame(const char *path, struct cli_frame *f) {
+int cli_read_gray_frame(const char *command, const char *path, struct cli_frame *f) {
     memset(f, 0, sizeof *f);
-    char err[512];
-    if (fconv_io_format_from_path(path) == FCONV_IO_FORMAT_NPY) {
-        fconv_io_array a;
-        if (cli_read_npy(path, &a)) return -1;
-        char shape[128];
-        cli_shape_string(a.shape, a.ndim, shape, sizeof shape);
-        if (a.ndim != 2 || fconv_io_array_elements(&a) == 0) {
-            fconv_io_array_free(&a);
-            return cli_fail("%s: need a non-empty 2D (HxW) array, got shape %s", path, shape), -1;
-        }
-        f->data = a.data;
-        f->h = a.shape[0];
-        f->w = a.shape[1];
-        return 0;
-    }
-    fconv_io_image img;
-    if (fconv_io_image_read(path, &img, err, sizeof err)) return cli_fail("%s", err), -1;
+    struct cli_raster img;
+    if (cli_read_raster(command, path, 2, &img)) return -1;
     int64_t n = img.h * img.w;
     if (img.channels >= 3) {
         /* In place: pixel i's luma lands at i, which no later pixel still needs. */

@@ -16,8 +16,8 @@ struct cli_frame {
 };
 
 /* Read an image (colour converted to BT.601 luma 0.299 R + 0.587 G + 0.114 B, alpha
- * ignored) or a 2D .npy. 0, or -1 with a one-line message printed. */
-int cli_read_gray_frame(const char *path, struct cli_frame *f);
+ * ignored) or a 2D .npy, for `command` (named in messages). 0, or -1 with a one-line message printed. */
+int cli_read_gray_frame(const char *command, const char *path, struct cli_frame *f);
 
 /* The --viz output must be an image format we write (.png/.ppm/.pgm/.jpg); checked before
  * any work. 0 or an exit code with a message printed. */
