@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "algo/conv2d-epilogue.h"
 #include "algo/filter-lowering.h"
 #include "core/cost-model.h"
 #include "core/internal.h"
@@ -132,28 +133,6 @@ static void lower(int threads, const struct im2col_shape *sh, const float *x, fl
 
 /* ---- conv2d ------------------------------------------------------------------------------ */
 
-struct epilogue_ctx {
-    float *y;           /* this group's output block: [kg][pixels] */
-    const float *bias;  /* this group's bias, or NULL */
-    int64_t pixels;
-    int relu;
-};
-
-/* Bias and ReLU over one output channel, in one pass. NaN stays NaN (NaN < 0 is false). */
-static void epilogue_task(const void *vctx, size_t k) {
-    const struct epilogue_ctx *e = vctx;
-    float *restrict row = e->y + (int64_t)k * e->pixels;
-    float b = e->bias ? e->bias[k] : 0.0f;
-    if (e->relu) {
-        for (int64_t i = 0; i < e->pixels; i++) {
-            float v = row[i] + b;
-            row[i] = v < 0.0f ? 0.0f : v;
-        }
-    } else {
-        for (int64_t i = 0; i < e->pixels; i++) row[i] += b;
-    }
-}
-
 static void execute_conv2d(const fconv_plan *plan, const float *x, const float *w,
                            const float *bias, float *y, void *workspace) {
     const fconv_conv2d_desc *d = &plan->conv2d;
@@ -173,9 +152,8 @@ static void execute_conv2d(const fconv_plan *plan, const float *x, const float *
             fconv_gemm(plan->threads, 0, 0, (size_t)kg, (size_t)pixels, (size_t)depth,
                        w + g * kg * depth, (size_t)depth, b, (size_t)pixels, 0, yg, (size_t)pixels);
             if (bias || d->activation == FCONV_ACTIVATION_RELU) {
-                struct epilogue_ctx e = {yg, bias ? bias + g * kg : NULL, pixels,
-                                         d->activation == FCONV_ACTIVATION_RELU};
-                fconv_parallel_1d(plan->threads, (size_t)kg, epilogue_task, &e);
+                fconv_conv2d_bias_relu(plan->threads, yg, kg, pixels, bias ? bias + g * kg : NULL,
+                                       d->activation == FCONV_ACTIVATION_RELU);
             }
         }
     }

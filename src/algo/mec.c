@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/conv2d-epilogue.h"
 #include "algo/filter-lowering.h"
 #include "core/cost-model.h"
 #include "core/internal.h"
@@ -254,23 +255,6 @@ static void output_rows(int threads, struct rows_ctx *rc) {
 
 /* ---- conv2d ------------------------------------------------------------------------------ */
 
-struct pointwise_epilogue_ctx {
-    float *y;
-    const float *bias;
-    int64_t pixels;
-    int relu;
-};
-
-static void pointwise_epilogue_task(const void *vctx, size_t k) {
-    const struct pointwise_epilogue_ctx *e = vctx;
-    float *restrict row = e->y + (int64_t)k * e->pixels;
-    float b = e->bias ? e->bias[k] : 0.0f;
-    for (int64_t i = 0; i < e->pixels; i++) {
-        float v = row[i] + b;
-        row[i] = e->relu && v < 0.0f ? 0.0f : v;
-    }
-}
-
 /* 1x1 stride 1: Y[n][g] = W_g · X[n][g], the input already is the lowered matrix. */
 static void execute_pointwise(const fconv_plan *plan, const float *x, const float *w,
                               const float *bias, float *y) {
@@ -284,8 +268,7 @@ static void execute_pointwise(const fconv_plan *plan, const float *x, const floa
                        w + g * kg * cg, (size_t)cg, x + (n * d->c + g * cg) * pixels,
                        (size_t)pixels, 0, yg, (size_t)pixels);
             if (bias || relu) {
-                struct pointwise_epilogue_ctx e = {yg, bias ? bias + g * kg : NULL, pixels, relu};
-                fconv_parallel_1d(plan->threads, (size_t)kg, pointwise_epilogue_task, &e);
+                fconv_conv2d_bias_relu(plan->threads, yg, kg, pixels, bias ? bias + g * kg : NULL, relu);
             }
         }
 }
