@@ -27,7 +27,7 @@ static const char suite_help[] =
     "  --quick        a small subset with 3 reps (a couple of minutes on 2 cores)\n"
     "  --group G      only shapes of group G (image, rgb, 1d, cnn-16x16, resnet50, vgg16, seed-004)\n"
     "  --threads L    comma-separated thread counts (default 1,0; 0 = all cores)\n"
-    "  --reps R       timed executions per algorithm after a warm-up (default 7; 3 with --quick)\n"
+    "  --reps R       timed executions per algorithm after a 0.3 s warm-up (default 7; 3 with --quick)\n"
     "  --csv, --json  one row per shape, thread count and algorithm instead of the table\n"
     "  --list         print the shapes (group, then `fastconv bench` arguments) and exit\n"
     "Progress goes to stderr. The reference is not timed (it is the oracle).\n";

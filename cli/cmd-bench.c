@@ -24,6 +24,7 @@
 #define ERROR_CHECK_MACS 3e8
 /* `--algo all` runs the reference only below this many multiply-adds. */
 #define ALL_REFERENCE_MACS 2e9
+#define WARMUP_MS 300.0
 
 static const char bench_help[] =
     "usage: fastconv bench filter --size HxW[xC] --kernel RxS [--mode M] [--border B] [--correlate]\n"
@@ -36,7 +37,7 @@ static const char bench_help[] =
     "  --threads N       threads (default 0 = all cores)\n"
     "  --device D        cpu (default), opencl or cuda; GPU rows add kernel and transfer\n"
     "                    time (device events, medians)\n"
-    "  --reps R          timed executions after one warm-up (default 7)\n"
+    "  --reps R          timed executions after a 0.3 s warm-up (default 7)\n"
     "  --json            one JSON array of objects instead of a table\n"
     "  --max-workspace S most scratch memory per algorithm (e.g. 64M; 0: none)\n"
     "  --kernel-values V random (default), gaussian (sigma = size/6) or box: the weights' values\n"
@@ -320,8 +321,20 @@ int bench_one(const struct bench_args *a, fconv_algo algo, const float *x, const
         return 1;
     }
     double *times = malloc(3 * (size_t)a->reps * sizeof *times);
+    if (!times) {
+        snprintf(why, why_len, "cannot allocate the timing table for %d reps", a->reps);
+        fconv_free_aligned(ws);
+        fconv_plan_destroy(plan);
+        return 1;
+    }
     double *kernel = times + a->reps, *transfer = kernel + a->reps; /* GPU: device events */
-    fconv_execute_with_workspace(plan, x, NULL, NULL, y, ws, ws_bytes); /* warm-up */
+    /* Warm up for at least WARMUP_MS, not one run: in the first ~0.1 s of a process the
+     * threads are still settling (the OpenMP worker can start on the main thread's core and
+     * OpenBLAS's pool spins before it sleeps), which made short 2-thread problems measure
+     * 10x slow in one process out of three. */
+    double warm_start = now_ms();
+    for (int i = 0; i < 1 || (i < 10000 && now_ms() - warm_start < WARMUP_MS); i++)
+        fconv_execute_with_workspace(plan, x, NULL, NULL, y, ws, ws_bytes);
     r->on_device = a->device != FCONV_DEVICE_CPU;
     for (int i = 0; i < a->reps; i++) {
         double s = now_ms();
@@ -464,7 +477,7 @@ int cmd_bench(int argc, char **argv) {
     char problem[512];
     bench_describe_problem(&a, problem, sizeof problem);
     if (!a.json) {
-        printf("problem: %s; %.3g multiply-adds; %d reps after a warm-up\n", problem, macs, a.reps);
+        printf("problem: %s; %.3g multiply-adds; %d reps after a 0.3 s warm-up\n", problem, macs, a.reps);
         printf("%-20s %10s %10s %10s %9s %9s %11s %11s %9s\n", "algo", "median ms", "min ms", "max ms",
                "plan ms", "GFLOP/s", "workspace", "peak RSS", "error");
     } else {
