@@ -31,15 +31,20 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
     size_t na = (ta ? k : m) * lda, nb = (tb ? n : k) * ldb; /* k = 0: empty A or B */
     float *a = malloc(sizeof(float) * (na + 1)), *b = malloc(sizeof(float) * (nb + 1));
     float *c0 = malloc(sizeof(float) * m * ldc), *c1 = malloc(sizeof(float) * m * ldc);
-    float *c2 = malloc(sizeof(float) * m * ldc);
+    float *c2 = malloc(sizeof(float) * m * ldc), *c3 = malloc(sizeof(float) * m * ldc);
     test_fill_random(a, na + 1);
     test_fill_random(b, nb + 1);
     test_fill_random(c0, m * ldc);
     memcpy(c1, c0, sizeof(float) * m * ldc);
     memcpy(c2, c0, sizeof(float) * m * ldc);
+    memcpy(c3, c0, sizeof(float) * m * ldc);
+    /* the job grid follows the thread count; the bits must not */
     fconv_gemm_packed(kern, 1, ta, tb, m, n, k, a, lda, b, ldb, accumulate, c1, ldc);
     fconv_gemm_packed(kern, 2, ta, tb, m, n, k, a, lda, b, ldb, accumulate, c2, ldc);
+    fconv_gemm_packed(kern, 3, ta, tb, m, n, k, a, lda, b, ldb, accumulate, c3, ldc);
     CHECKF(memcmp(c1, c2, sizeof(float) * m * ldc) == 0, "%s m=%zu n=%zu k=%zu: 1 and 2 threads differ",
+           kern->name, m, n, k);
+    CHECKF(memcmp(c1, c3, sizeof(float) * m * ldc) == 0, "%s m=%zu n=%zu k=%zu: 1 and 3 threads differ",
            kern->name, m, n, k);
     int bad = 0;
     for (size_t i = 0; i < m && !bad; i++) {
@@ -67,6 +72,7 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
     free(c0);
     free(c1);
     free(c2);
+    free(c3);
 }
 
 static void test_gemm_all_isas(void) {
@@ -84,8 +90,10 @@ static void test_gemm_all_isas(void) {
             check_gemm(kern, m, 2 * kern->gemm_nr + 3, 5, 0, 0, 0);
         for (size_t n = 1; n <= 2 * kern->gemm_nr + 1; n++)
             check_gemm(kern, 7, n, 9, 0, 0, 1);
-        check_gemm(kern, 200, 270, 140, 0, 0, 0); /* crosses TILE_M 192, TILE_N 256, KC 128 */
-        check_gemm(kern, 13, 37, 300, 1, 0, 1);  /* several KC steps, transposed A */
+        check_gemm(kern, 150, 1030, 140, 0, 0, 0); /* crosses MC 144 and NC 512 */
+        check_gemm(kern, 13, 37, 330, 1, 0, 1);  /* two k steps (k > KC_MAX 320), transposed A */
+        check_gemm(kern, 8, 20, 320, 0, 0, 0);   /* k = KC_MAX: one step */
+        check_gemm(kern, 300, 9, 70, 0, 0, 1);   /* several row blocks, one narrow column block */
         check_gemm(kern, 29, 41, 17, 0, 1, 0);   /* transposed B */
         check_gemm(kern, 5, 6, 7, 1, 1, 1);
         check_gemm(kern, 3, 4, 0, 0, 0, 0);      /* k = 0: C = 0 */

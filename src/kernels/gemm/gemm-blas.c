@@ -20,11 +20,17 @@
 #define TILE_M 256
 #define TILE_N 512
 
+/* Products at least this wide go to our own GEMM: with its job grid following the thread
+ * count it measured 1.1-1.6x OpenBLAS-on-fixed-tiles on 2 threads for im2col and 1x1 shapes
+ * (64x3136x256: 154 vs 124 GFLOP/s; docs/kernels.md), while narrower ones (Winograd's
+ * per-tile-block products, 7x7 feature maps) stay faster on OpenBLAS. A rule on the shape
+ * alone, so the backend, and with it every bit of C, never depends on the thread count. */
+#define PACKED_MIN_N 512
+
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
-static char backend[160];
-/* FCONV_GEMM=packed: fastconv's own micro-kernel (gemm-packed.c) instead of OpenBLAS. Off by
- * default: OpenBLAS 0.3.21 measured faster on every shape tried on the development machine
- * (docs/kernels.md, "GEMM backend"); the switch lets that be re-measured elsewhere. */
+static char backend[224];
+/* FCONV_GEMM=packed: fastconv's own GEMM for every shape, not only wide ones (the tests run
+ * the GEMM-based algorithms this way too). */
 static int use_packed;
 
 static void init_blas(void) {
@@ -35,7 +41,9 @@ static void init_blas(void) {
         snprintf(backend, sizeof backend, "fastconv packed %s micro-kernel (FCONV_GEMM=packed)",
                  fconv_kernels_for(FCONV_ISA_AUTO)->name);
     else
-        snprintf(backend, sizeof backend, "openblas (%s)", openblas_get_config());
+        snprintf(backend, sizeof backend,
+                 "openblas (%s) below %d columns, fastconv packed %s micro-kernel from there",
+                 openblas_get_config(), PACKED_MIN_N, fconv_kernels_for(FCONV_ISA_AUTO)->name);
 }
 
 const char *fconv_gemm_backend(void) {
@@ -77,7 +85,7 @@ void fconv_gemm(int threads, int trans_a, int trans_b, size_t m, size_t n, size_
     /* BLAS takes int sizes; our own GEMM takes size_t, so it serves what would not fit. The
      * tiles below bound m and n, but k and the leading dimensions go to BLAS whole. */
     int beyond_int = k > INT_MAX || lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX;
-    if (use_packed || beyond_int) {
+    if (use_packed || beyond_int || n >= PACKED_MIN_N) {
         fconv_gemm_packed(fconv_kernels_for(FCONV_ISA_AUTO), threads, trans_a, trans_b, m, n, k, a, lda, b,
                           ldb, accumulate, c, ldc);
         return;
@@ -100,6 +108,8 @@ double fconv_gemm_call_seconds(double m, double n, double k) {
 }
 
 double fconv_gemm_seconds(double m, double n, double k, int threads) {
+    if (n >= PACKED_MIN_N) /* the packed driver: jobs shared evenly among the threads */
+        return fconv_gemm_call_seconds(m, n, k) / (threads > 1 ? threads : 1);
     double tm = ceil(m / TILE_M), tn = ceil(n / TILE_N), tiles = tm * tn;
     double busy = tiles < threads ? tiles : threads;
     return tiles * fconv_gemm_call_seconds(m / tm, n / tn, k) / busy;

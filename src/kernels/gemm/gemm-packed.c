@@ -1,75 +1,125 @@
 /*
  * gemm-packed.c — fconv_gemm on fastconv's own micro-kernel (gemm-ukernel.c, dispatched per
- * ISA): C is cut into fixed TILE_M x TILE_N tiles shared out on the caller's threads (the
- * same cut for any thread count, so results never depend on it); a tile walks k in KC steps,
- * packs its A block into MR-row slivers and its B block into NR-column slivers (zero-padded,
- * transposes resolved here) in thread-local buffers, and runs the micro-kernel per MR x NR.
+ * ISA), in the BLIS loop order: C is cut into jobs of whole MC-row x NB-column blocks shared
+ * out on the caller's threads; a job walks k in KC steps, packs its B block into NR-column
+ * slivers (kept in L2 while every A sliver passes over it), packs MC rows of A into MR-row
+ * slivers, and runs the micro-kernel with one B sliver in L1 against each A sliver.
+ *
+ * Every element of C is summed in the same order however C is cut (KC depends on k alone,
+ * and the micro-kernel adds p in order), so the job grid can follow the thread count while
+ * results stay bit-identical for any count.
  */
 #include "core/dispatch.h"
 #include "core/parallel.h"
 #include "kernels/gemm/gemm.h"
 
-/* A block (TILE_M x KC, 96 KiB) stays in L2 and a B sliver (KC x NR) in L1 while the kernel
- * streams; multiples of every MR (4, 6) and NR (4, 16, 32). */
-#define TILE_M 192
-#define TILE_N 256
-#define KC 128
+/* KC x NC of B (512 KiB) sits in L2 and a KC x NR sliver (16 KiB on AVX2) in L1; MC x KC of A
+ * (144 KiB) streams from L2. All are multiples of every MR (4, 6) and NR (4, 16, 32). */
+#define KC 256
+#define KC_MAX (KC + KC / 4)
+#define NC 512
+#define MC 144
 
-static _Thread_local _Alignas(64) float pack_a[TILE_M * KC];
-static _Thread_local _Alignas(64) float pack_b[TILE_N * KC];
+static _Thread_local _Alignas(64) float pack_a[MC * KC_MAX];
+static _Thread_local _Alignas(64) float pack_b[NC * KC_MAX];
 
 struct packed_ctx {
     const struct fconv_kernels *kern;
     int trans_a, trans_b, accumulate;
-    size_t m, n, k, lda, ldb, ldc, tiles_n;
+    size_t m, n, k, lda, ldb, ldc;
+    size_t kc;              /* the k step: k alone decides it (see the file comment) */
+    size_t nb, n_blocks;    /* job grid: NB-column blocks (multiple of NR) x MC-row blocks */
     const float *a, *b;
     float *c;
 };
 
-static float a_at(const struct packed_ctx *g, size_t i, size_t p) {
-    return g->trans_a ? g->a[p * g->lda + i] : g->a[i * g->lda + p];
-}
-static float b_at(const struct packed_ctx *g, size_t p, size_t j) {
-    return g->trans_b ? g->b[j * g->ldb + p] : g->b[p * g->ldb + j];
-}
-
-static void packed_tile_task(const void *vctx, size_t tile) {
-    const struct packed_ctx *g = vctx;
-    const size_t mr = g->kern->gemm_mr, nr = g->kern->gemm_nr;
-    const size_t i0 = (tile / g->tiles_n) * TILE_M, j0 = (tile % g->tiles_n) * TILE_N;
-    const size_t mt = g->m - i0 < TILE_M ? g->m - i0 : TILE_M;
-    const size_t nt = g->n - j0 < TILE_N ? g->n - j0 : TILE_N;
-    for (size_t p0 = 0; p0 < g->k; p0 += KC) {
-        const size_t kc = g->k - p0 < KC ? g->k - p0 : KC;
-        /* pack_a[sliver][p][i], pack_b[sliver][p][j]; rows/columns past the edge are 0 */
-        for (size_t is = 0; is < mt; is += mr) {
-            const size_t rows = mt - is < mr ? mt - is : mr;
-            float *dst = pack_a + is * kc;
-            for (size_t i = 0; i < mr; i++) /* rows of A: unit stride in p unless transposed */
-                for (size_t p = 0; p < kc; p++)
-                    dst[p * mr + i] = i < rows ? a_at(g, i0 + is + i, p0 + p) : 0.0f;
-        }
-        for (size_t js = 0; js < nt; js += nr) {
-            const size_t cols = nt - js < nr ? nt - js : nr;
-            float *dst = pack_b + js * kc;
-            for (size_t p = 0; p < kc; p++) { /* rows of B: a contiguous copy unless transposed */
-                float *d = dst + p * nr;
-                if (!g->trans_b) {
-                    const float *src = g->b + (p0 + p) * g->ldb + j0 + js;
-                    for (size_t j = 0; j < cols; j++) d[j] = src[j];
-                } else {
-                    for (size_t j = 0; j < cols; j++) d[j] = b_at(g, p0 + p, j0 + js + j);
-                }
-                for (size_t j = cols; j < nr; j++) d[j] = 0.0f;
+/* A rows [i0, i0+rows) x k [p0, p0+kc) into MR-row slivers, k-major, zero past `rows`. */
+static void pack_a_block(const struct packed_ctx *g, size_t i0, size_t rows, size_t p0, size_t kc) {
+    const size_t mr = g->kern->gemm_mr;
+    for (size_t is = 0; is < rows; is += mr) {
+        const size_t live = rows - is < mr ? rows - is : mr;
+        float *dst = pack_a + is * kc;
+        if (!g->trans_a) {
+            for (size_t i = 0; i < live; i++) {
+                const float *src = g->a + (i0 + is + i) * g->lda + p0;
+                for (size_t p = 0; p < kc; p++) dst[p * mr + i] = src[p];
+            }
+        } else {
+            for (size_t p = 0; p < kc; p++) {
+                const float *src = g->a + (p0 + p) * g->lda + i0 + is;
+                for (size_t i = 0; i < live; i++) dst[p * mr + i] = src[i];
             }
         }
-        const int acc = p0 > 0 || g->accumulate;
-        for (size_t js = 0; js < nt; js += nr)
-            for (size_t is = 0; is < mt; is += mr)
-                g->kern->gemm_ukernel(kc, pack_a + is * kc, pack_b + js * kc,
-                                      g->c + (i0 + is) * g->ldc + j0 + js, g->ldc, acc,
-                                      mt - is < mr ? mt - is : mr, nt - js < nr ? nt - js : nr);
+        for (size_t i = live; i < mr; i++)
+            for (size_t p = 0; p < kc; p++) dst[p * mr + i] = 0.0f;
     }
+}
+
+/* B k [p0, p0+kc) x columns [j0, j0+cols) into NR-column slivers, k-major, zero past `cols`.
+ * Untransposed B is read a whole row segment at a time: long unit-stride runs keep the
+ * hardware prefetchers ahead, where sliver by sliver they were 64-byte reads a row apart. */
+static void pack_b_block(const struct packed_ctx *g, size_t p0, size_t kc, size_t j0, size_t cols) {
+    const size_t nr = g->kern->gemm_nr, full = cols / nr * nr;
+    if (!g->trans_b) {
+        for (size_t p = 0; p < kc; p++) {
+            const float *src = g->b + (p0 + p) * g->ldb + j0;
+            for (size_t js = 0; js < full; js += nr) {
+                float *d = pack_b + js * kc + p * nr;
+                for (size_t j = 0; j < nr; j++) d[j] = src[js + j];
+            }
+            if (full < cols) {
+                float *d = pack_b + full * kc + p * nr;
+                for (size_t j = 0; j < nr; j++) d[j] = full + j < cols ? src[full + j] : 0.0f;
+            }
+        }
+        return;
+    }
+    for (size_t js = 0; js < cols; js += nr) {
+        const size_t live = cols - js < nr ? cols - js : nr;
+        float *dst = pack_b + js * kc;
+        for (size_t j = 0; j < live; j++) {
+            const float *src = g->b + (j0 + js + j) * g->ldb + p0;
+            for (size_t p = 0; p < kc; p++) dst[p * nr + j] = src[p];
+        }
+        for (size_t p = 0; p < kc; p++)
+            for (size_t j = live; j < nr; j++) dst[p * nr + j] = 0.0f;
+    }
+}
+
+static void packed_job(const void *vctx, size_t job) {
+    const struct packed_ctx *g = vctx;
+    const size_t mr = g->kern->gemm_mr, nr = g->kern->gemm_nr;
+    const size_t i0 = (job / g->n_blocks) * MC, j0 = (job % g->n_blocks) * g->nb;
+    const size_t rows = g->m - i0 < MC ? g->m - i0 : MC;
+    const size_t block_cols = g->n - j0 < g->nb ? g->n - j0 : g->nb;
+    /* The block in even chunks of at most NC columns (a thin last chunk would pack A for
+     * little work). */
+    const size_t chunks = (block_cols + NC - 1) / NC;
+    const size_t chunk = ((block_cols + chunks - 1) / chunks + nr - 1) / nr * nr;
+    for (size_t jc = 0; jc < block_cols; jc += chunk) {
+        const size_t cols = block_cols - jc < chunk ? block_cols - jc : chunk;
+        for (size_t p0 = 0; p0 < g->k; p0 += g->kc) {
+            const size_t kc = g->k - p0 < g->kc ? g->k - p0 : g->kc;
+            const int acc = p0 > 0 || g->accumulate;
+            pack_b_block(g, p0, kc, j0 + jc, cols);
+            pack_a_block(g, i0, rows, p0, kc);
+            for (size_t js = 0; js < cols; js += nr) {
+                const size_t live_n = cols - js < nr ? cols - js : nr;
+                float *c = g->c + i0 * g->ldc + j0 + jc + js;
+                for (size_t is = 0; is < rows; is += mr)
+                    g->kern->gemm_ukernel(kc, pack_a + is * kc, pack_b + js * kc, c + is * g->ldc,
+                                          g->ldc, acc, rows - is < mr ? rows - is : mr, live_n);
+            }
+        }
+    }
+}
+
+/* The k step: k itself up to KC_MAX (one pass, C written once), else even steps of a
+ * multiple of 8 no larger than KC. */
+static size_t k_step(size_t k) {
+    if (k <= KC + KC / 4) return k;
+    size_t steps = (k + KC - 1) / KC, kc = (k + steps - 1) / steps;
+    return (kc + 7) / 8 * 8;
 }
 
 void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_a, int trans_b, size_t m,
@@ -82,7 +132,16 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
                 for (size_t j = 0; j < n; j++) c[i * ldc + j] = 0.0f;
         return;
     }
+    /* Enough column blocks that the jobs divide evenly among the threads, each as wide as
+     * possible (packing A is paid once per block). */
+    const size_t nr = kern->gemm_nr, t = threads > 1 ? (size_t)threads : 1;
+    const size_t m_blocks = (m + MC - 1) / MC;
+    size_t n_blocks = m_blocks >= t ? 1 : (t + m_blocks - 1) / m_blocks;
+    if (n_blocks * m_blocks % t) n_blocks = t;
+    size_t nb = (n + n_blocks - 1) / n_blocks;
+    nb = (nb + nr - 1) / nr * nr;
+    n_blocks = (n + nb - 1) / nb;
     struct packed_ctx g = {kern, trans_a, trans_b, accumulate, m, n, k, lda, ldb, ldc,
-                           (n + TILE_N - 1) / TILE_N, a, b, c};
-    fconv_parallel_1d(threads, ((m + TILE_M - 1) / TILE_M) * g.tiles_n, packed_tile_task, &g);
+                           k_step(k), nb, n_blocks, a, b, c};
+    fconv_parallel_1d(threads, m_blocks * n_blocks, packed_job, &g);
 }

@@ -3,10 +3,11 @@
  * (im2col, MEC, Winograd, FFT-free lowering paths). Row-major:
  *   C[m][n] = sum_k op(A)[m][k] * op(B)[k][n]  (+ C when accumulate)
  * op(A) is A or A^T (trans_a), likewise B. Leading dimensions are in elements.
- * It calls OpenBLAS's cblas_sgemm on tiles of C shared out on the caller's threads (measured
- * faster than our own packed micro-kernel here, docs/kernels.md), or our own GEMM when
- * FCONV_GEMM=packed or a size exceeds BLAS's int. The tiling does not depend on the thread
- * count, so results are identical for any count.
+ * Products of at least 512 columns run on our own packed GEMM (gemm-packed.c), narrower ones
+ * on OpenBLAS's cblas_sgemm over fixed tiles of C shared out on the caller's threads (each
+ * measured the faster on its side, docs/kernels.md); FCONV_GEMM=packed, or a size beyond
+ * BLAS's int, sends everything to ours. Neither the backend nor any summation order depends
+ * on the thread count, so results are identical for any count.
  */
 #ifndef FCONV_GEMM_H
 #define FCONV_GEMM_H
