@@ -12,31 +12,40 @@
 
 #include "fastconv.h"
 
+/* Flags of the direct kernels' last argument. STREAM overwrites y with non-temporal stores
+ * where they are aligned (no read-for-ownership of lines nobody will read soon: for outputs
+ * far larger than the caches) and fences before returning; it is ignored with ACCUMULATE.
+ * Neither changes a bit of the result. */
+#define FCONV_ROWS_ACCUMULATE 1
+#define FCONV_ROWS_STREAM 2
+
 /*
  * The direct algorithm's inner kernel. For k < nk (1..4) and e < n:
- *   y[k][e] = (accumulate ? y[k][e] : 0)
+ *   y[k][e] = (flags & ACCUMULATE ? y[k][e] : 0)
  *             + sum_{a < kh} sum_{b < kw} tap_rows[a][b*tap_step + k*k_stride] * x_rows[a][e + b*dist]
  * summed in the order (a, b) with multiply-adds (fused on SIMD ISAs). Reads x_rows[a][0 ..
  * n-1 + (kw-1)*dist] only; y rows must not overlap the inputs. No alignment required.
+ * STREAM is honoured for nk = 1.
  */
 typedef void (*fconv_direct_rows_fn)(float *const *y, size_t nk, size_t n, const float *const *x_rows,
                                      const float *const *tap_rows, ptrdiff_t tap_step,
                                      ptrdiff_t k_stride, size_t kh, size_t kw, size_t dist,
-                                     int accumulate);
+                                     int flags);
 
 /*
  * The direct algorithm's filter2d kernel: nr (1..4) consecutive output rows of one kernel,
  * each input row loaded once for every output row it feeds. For r < nr and e < n:
- *   y[r][e] = (accumulate ? y[r][e] : 0)
+ *   y[r][e] = (flags & ACCUMULATE ? y[r][e] : 0)
  *             + sum_{a < kh} sum_{b < kw} tap_rows[a][b*tap_step] * x_rows[r + a][e + b*dist]
  * summed in the order (a, b) with multiply-adds (fused on SIMD ISAs): the same bits as
  * fconv_direct_rows_fn called per row with x_rows + r. x_rows holds kh + nr - 1 rows; reads
- * x_rows[i][0 .. n-1 + (kw-1)*dist] only; y rows must not overlap the inputs.
+ * x_rows[i][0 .. n-1 + (kw-1)*dist] only; y rows must not overlap the inputs. STREAM is
+ * honoured when every y row has the first one's alignment.
  */
 typedef void (*fconv_direct_filter_rows_fn)(float *const *y, size_t nr, size_t n,
                                             const float *const *x_rows, const float *const *tap_rows,
                                             ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist,
-                                            int accumulate);
+                                            int flags);
 
 /*
  * The GEMM micro-kernel: for i < mr, j < nr (mr <= gemm_mr, nr <= gemm_nr of its table),
@@ -68,22 +77,22 @@ const struct fconv_kernels *fconv_kernels_exact(fconv_isa isa);
 /* The per-ISA kernels (kernels/direct/direct-rows.c compiled once per ISA). */
 void fconv_direct_rows_kernel__scalar(float *const *y, size_t nk, size_t n, const float *const *x_rows,
                                     const float *const *tap_rows, ptrdiff_t tap_step, ptrdiff_t k_stride,
-                                    size_t kh, size_t kw, size_t dist, int accumulate);
+                                    size_t kh, size_t kw, size_t dist, int flags);
 void fconv_direct_rows_kernel__avx2(float *const *y, size_t nk, size_t n, const float *const *x_rows,
                                     const float *const *tap_rows, ptrdiff_t tap_step, ptrdiff_t k_stride,
-                                    size_t kh, size_t kw, size_t dist, int accumulate);
+                                    size_t kh, size_t kw, size_t dist, int flags);
 void fconv_direct_rows_kernel__avx512(float *const *y, size_t nk, size_t n, const float *const *x_rows,
                                     const float *const *tap_rows, ptrdiff_t tap_step, ptrdiff_t k_stride,
-                                    size_t kh, size_t kw, size_t dist, int accumulate);
+                                    size_t kh, size_t kw, size_t dist, int flags);
 void fconv_direct_filter_rows_kernel__scalar(float *const *y, size_t nr, size_t n,
                                     const float *const *x_rows, const float *const *tap_rows,
-                                    ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int accumulate);
+                                    ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int flags);
 void fconv_direct_filter_rows_kernel__avx2(float *const *y, size_t nr, size_t n,
                                     const float *const *x_rows, const float *const *tap_rows,
-                                    ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int accumulate);
+                                    ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int flags);
 void fconv_direct_filter_rows_kernel__avx512(float *const *y, size_t nr, size_t n,
                                     const float *const *x_rows, const float *const *tap_rows,
-                                    ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int accumulate);
+                                    ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int flags);
 
 /* The per-ISA GEMM micro-kernels (kernels/gemm/gemm-ukernel.c) and their tile shapes. */
 void fconv_gemm_ukernel__scalar(size_t k, const float *a, const float *b, float *c, size_t ldc,

@@ -36,6 +36,10 @@ static inline vf vf_loadu_partial(const float *p, size_t n) {
 static inline void vf_storeu_partial(float *p, vf v, size_t n) {
     _mm256_maskstore_ps(p, vf_tail_mask_(n), v);
 }
+/* Non-temporal store of a 32-byte-aligned vector (no read-for-ownership of the line; weakly
+ * ordered: vf_stream_fence() before another thread may read it). */
+static inline void vf_stream(float *p, vf v) { _mm256_stream_ps(p, v); }
+static inline void vf_stream_fence(void) { _mm_sfence(); }
 static inline float vf_reduce_add(vf v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));

@@ -32,6 +32,9 @@ static inline vf vf_loadu_partial(const float *p, size_t n) {
 static inline void vf_storeu_partial(float *p, vf v, size_t n) {
     _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), v);
 }
+/* Non-temporal store of a 64-byte-aligned vector; see vec-avx2.h. */
+static inline void vf_stream(float *p, vf v) { _mm512_stream_ps(p, v); }
+static inline void vf_stream_fence(void) { _mm_sfence(); }
 static inline float vf_reduce_add(vf v) { return _mm512_reduce_add_ps(v); }
 
 #endif

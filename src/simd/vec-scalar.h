@@ -29,6 +29,8 @@ static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
 /* The first n < VF_LANES lanes; with one lane there is never a partial vector. */
 static inline vf vf_loadu_partial(const float *p, size_t n) { return n ? *p : 0.0f; }
 static inline void vf_storeu_partial(float *p, vf v, size_t n) { if (n) *p = v; }
+static inline void vf_stream(float *p, vf v) { *p = v; } /* no non-temporal store: plain */
+static inline void vf_stream_fence(void) {}
 static inline float vf_reduce_add(vf v) { return v; }
 
 #endif

@@ -102,7 +102,7 @@ static void test_kernel_all_isas(void) {
 static void check_filter_rows(const struct fconv_kernels *k, size_t nr, size_t n, size_t kh, size_t kw,
                               size_t dist, ptrdiff_t tap_step, int accumulate) {
     size_t xlen = n + (kw - 1) * dist, nin = kh + nr - 1;
-    float *x[MAX_KH + 3], *taps = malloc(sizeof(float) * kh * kw), *y[4], *y1[4];
+    float *x[MAX_KH + 3], *taps = malloc(sizeof(float) * kh * kw), *y[4], *y1[4], *y2[4], *y2s[4];
     const float *xs[MAX_KH + 3], *ts[MAX_KH];
     for (size_t i = 0; i < nin; i++) {
         x[i] = malloc(sizeof(float) * (xlen ? xlen : 1));
@@ -114,10 +114,20 @@ static void check_filter_rows(const struct fconv_kernels *k, size_t nr, size_t n
     for (size_t r = 0; r < nr; r++) {
         y[r] = malloc(sizeof(float) * (n ? n : 1));
         y1[r] = malloc(sizeof(float) * (n ? n : 1));
+        y2[r] = malloc(sizeof(float) * (n + 16));
+        y2s[r] = y2[r] + (n + r * (n % 3)) % 16; /* rows at varied alignments */
         test_fill_random(y[r], n);
         memcpy(y1[r], y[r], sizeof(float) * n);
+        memcpy(y2s[r], y[r], sizeof(float) * n);
     }
     k->direct_filter_rows(y, nr, n, xs, ts, tap_step, kh, kw, dist, accumulate);
+    /* non-temporal stores (honoured or not, per the rows' alignments) change no bit */
+    k->direct_filter_rows(y2s, nr, n, xs, ts, tap_step, kh, kw, dist,
+                          accumulate | FCONV_ROWS_STREAM);
+    for (size_t r = 0; r < nr; r++)
+        CHECKF(n == 0 || memcmp(y[r], y2s[r], sizeof(float) * n) == 0,
+               "%s filter_rows nr=%zu n=%zu kh=%zu kw=%zu acc=%d: STREAM changed row %zu", k->name, nr,
+               n, kh, kw, accumulate, r);
     for (size_t r = 0; r < nr; r++) {
         float *const yr[1] = {y1[r]};
         k->direct_rows(yr, 1, n, xs + r, ts, tap_step, 0, kh, kw, dist, accumulate);
@@ -129,6 +139,7 @@ static void check_filter_rows(const struct fconv_kernels *k, size_t nr, size_t n
     for (size_t r = 0; r < nr; r++) {
         free(y[r]);
         free(y1[r]);
+        free(y2[r]);
     }
     free(taps);
 }

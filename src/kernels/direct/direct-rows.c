@@ -9,6 +9,7 @@
  * fconv_direct_filter_rows_fn in core/dispatch.h.
  */
 #include <assert.h>
+#include <stdint.h>
 
 #include "core/dispatch.h"
 #include "simd/vec.h"
@@ -35,7 +36,7 @@ struct rows_args {
 /* Columns [e, e + nv*VF_LANES) of nk rows (the last vector only `rest` lanes when rest > 0).
  * Taps go in the order (a, b), so an output's summation order depends only on the kernel. */
 static ALWAYS_INLINE void rows_block(const struct rows_args *r, const int nk, const int nv, size_t e,
-                                     size_t rest) {
+                                     size_t rest, const int stream) {
     vf acc[4][NV_ONE];
     for (int k = 0; k < nk; k++)
         for (int v = 0; v < nv; v++) {
@@ -60,30 +61,53 @@ static ALWAYS_INLINE void rows_block(const struct rows_args *r, const int nk, co
         for (int v = 0; v < nv; v++) {
             float *p = r->y[k] + e + (size_t)v * VF_LANES;
             if (rest) vf_storeu_partial(p, acc[k][v], rest);
+            else if (stream) vf_stream(p, acc[k][v]);
             else vf_storeu(p, acc[k][v]);
         }
 }
 
-/* Every column of nk rows: wide blocks, then single vectors, then one partial vector. */
-static ALWAYS_INLINE void rows_all(const struct rows_args *r, const int nk, const int nv, size_t n) {
+/* Floats before y reaches a whole vector's alignment (the first streamed store). */
+static size_t to_vector_alignment(const float *y, size_t n) {
+    size_t bytes = (size_t)(-(uintptr_t)y) % (VF_LANES * sizeof(float));
+    size_t head = bytes % sizeof(float) ? n : bytes / sizeof(float); /* unaligned floats: never */
+    return head < n ? head : n;
+}
+
+/* Every column of nk rows: wide blocks, then single vectors, then one partial vector. With
+ * stream (one row), a head of partial vectors first so the wide blocks store aligned. */
+static ALWAYS_INLINE void rows_all(const struct rows_args *r, const int nk, const int nv, size_t n,
+                                   const int stream) {
     size_t e = 0;
-    for (; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) rows_block(r, nk, nv, e, 0);
-    for (; e + VF_LANES <= n; e += VF_LANES) rows_block(r, nk, 1, e, 0);
-    if (e < n) rows_block(r, nk, 1, e, n - e);
+    if (stream) {
+        for (size_t head = to_vector_alignment(r->y[0], n); e < head;) {
+            size_t lanes = head - e < VF_LANES ? head - e : VF_LANES;
+            rows_block(r, nk, 1, e, lanes == VF_LANES ? 0 : lanes, 0);
+            e += lanes;
+        }
+        for (; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) rows_block(r, nk, nv, e, 0, 1);
+        vf_stream_fence();
+    }
+    for (; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) rows_block(r, nk, nv, e, 0, 0);
+    for (; e + VF_LANES <= n; e += VF_LANES) rows_block(r, nk, 1, e, 0, 0);
+    if (e < n) rows_block(r, nk, 1, e, n - e, 0);
 }
 
 void FCONV_ISA_SUFFIX(fconv_direct_rows_kernel)(float *const *y, size_t nk, size_t n,
                                                 const float *const *x_rows,
                                                 const float *const *tap_rows, ptrdiff_t tap_step,
                                                 ptrdiff_t k_stride, size_t kh, size_t kw, size_t dist,
-                                                int accumulate) {
+                                                int flags) {
     assert(y && x_rows && tap_rows && nk >= 1 && nk <= 4 && kh >= 1 && kw >= 1);
+    const int accumulate = flags & FCONV_ROWS_ACCUMULATE;
     const struct rows_args r = {y, x_rows, tap_rows, tap_step, k_stride, kh, kw, dist, accumulate};
     switch (nk) {
-    case 1: rows_all(&r, 1, NV_ONE, n); break;
-    case 2: rows_all(&r, 2, NV_FOUR, n); break;
-    case 3: rows_all(&r, 3, NV_FOUR, n); break;
-    default: rows_all(&r, 4, NV_FOUR, n); break;
+    case 1:
+        if ((flags & FCONV_ROWS_STREAM) && !accumulate) rows_all(&r, 1, NV_ONE, n, 1);
+        else rows_all(&r, 1, NV_ONE, n, 0);
+        break;
+    case 2: rows_all(&r, 2, NV_FOUR, n, 0); break;
+    case 3: rows_all(&r, 3, NV_FOUR, n, 0); break;
+    default: rows_all(&r, 4, NV_FOUR, n, 0); break;
     }
 }
 
@@ -122,7 +146,7 @@ static ALWAYS_INLINE void filter_input_row(const struct filter_args *r, vf acc[4
 }
 
 static ALWAYS_INLINE void filter_block(const struct filter_args *r, const int nr, const int nv, size_t e,
-                                       size_t rest) {
+                                       size_t rest, const int stream) {
     vf acc[4][NV_FILTER];
     for (int k = 0; k < nr; k++)
         for (int v = 0; v < nv; v++) {
@@ -149,32 +173,52 @@ static ALWAYS_INLINE void filter_block(const struct filter_args *r, const int nr
         for (int v = 0; v < nv; v++) {
             float *p = r->y[k] + e + (size_t)v * VF_LANES;
             if (rest) vf_storeu_partial(p, acc[k][v], rest);
+            else if (stream) vf_stream(p, acc[k][v]);
             else vf_storeu(p, acc[k][v]);
         }
 }
 
-static ALWAYS_INLINE void filter_all(const struct filter_args *r, const int nr, size_t n) {
+/* As rows_all; stream needs every row at the same alignment as the first. */
+static ALWAYS_INLINE void filter_all(const struct filter_args *r, const int nr, size_t n, const int stream) {
     size_t e = 0;
+    if (stream) {
+        for (size_t head = to_vector_alignment(r->y[0], n); e < head;) {
+            size_t lanes = head - e < VF_LANES ? head - e : VF_LANES;
+            filter_block(r, nr, 1, e, lanes == VF_LANES ? 0 : lanes, 0);
+            e += lanes;
+        }
+        for (; e + (size_t)NV_FILTER * VF_LANES <= n; e += (size_t)NV_FILTER * VF_LANES)
+            filter_block(r, nr, NV_FILTER, e, 0, 1);
+        vf_stream_fence();
+    }
     for (; e + (size_t)NV_FILTER * VF_LANES <= n; e += (size_t)NV_FILTER * VF_LANES)
-        filter_block(r, nr, NV_FILTER, e, 0);
-    for (; e + VF_LANES <= n; e += VF_LANES) filter_block(r, nr, 1, e, 0);
-    if (e < n) filter_block(r, nr, 1, e, n - e);
+        filter_block(r, nr, NV_FILTER, e, 0, 0);
+    for (; e + VF_LANES <= n; e += VF_LANES) filter_block(r, nr, 1, e, 0, 0);
+    if (e < n) filter_block(r, nr, 1, e, n - e, 0);
 }
 
 void FCONV_ISA_SUFFIX(fconv_direct_filter_rows_kernel)(float *const *y, size_t nr, size_t n,
                                                        const float *const *x_rows,
                                                        const float *const *tap_rows, ptrdiff_t tap_step,
-                                                       size_t kh, size_t kw, size_t dist, int accumulate) {
+                                                       size_t kh, size_t kw, size_t dist, int flags) {
     assert(y && x_rows && tap_rows && nr >= 1 && nr <= 4 && kh >= 1 && kw >= 1);
+    const int accumulate = flags & FCONV_ROWS_ACCUMULATE;
+    int stream = (flags & FCONV_ROWS_STREAM) && !accumulate;
+    for (size_t k = 1; k < nr && stream; k++)
+        stream = ((uintptr_t)y[k] - (uintptr_t)y[0]) % (VF_LANES * sizeof(float)) == 0;
     if (nr == 1) { /* one row: the one-row kernel's wider block */
         const struct rows_args r1 = {y, x_rows, tap_rows, tap_step, 0, kh, kw, dist, accumulate};
-        rows_all(&r1, 1, NV_ONE, n);
+        if (stream) rows_all(&r1, 1, NV_ONE, n, 1);
+        else rows_all(&r1, 1, NV_ONE, n, 0);
         return;
     }
     const struct filter_args r = {y, x_rows, tap_rows, tap_step, kh, kw, dist, accumulate};
-    switch (nr) {
-    case 2: filter_all(&r, 2, n); break;
-    case 3: filter_all(&r, 3, n); break;
-    default: filter_all(&r, 4, n); break;
+    switch (nr * 2 + stream) {
+    case 4: filter_all(&r, 2, n, 0); break;
+    case 5: filter_all(&r, 2, n, 1); break;
+    case 6: filter_all(&r, 3, n, 0); break;
+    case 7: filter_all(&r, 3, n, 1); break;
+    case 9: filter_all(&r, 4, n, 1); break;
+    default: filter_all(&r, 4, n, 0); break;
     }
 }
