@@ -12,6 +12,7 @@
 
 #include "algo/filter-lowering.h"
 #include "algo/winograd.h"
+#include "core/dispatch.h"
 #include "core/internal.h"
 #include "core/parallel.h"
 #include "kernels/gemm/gemm.h"
@@ -35,6 +36,15 @@ struct wino_geometry {
     int64_t x_n, x_c, x_h; /* input strides (unit stride along a row) */
     int64_t y_n, y_k, y_p, y_q;
     int relu, block_mode;  /* block_mode: whole units per worker; else phases per unit */
+    /* packed: the products run on the GEMM micro-kernel of plan->kernels straight from the
+     * transforms' output: U is stored as its packed A panels (kg rounded up to mr rows, each
+     * mr-row sliver k-major) and V as its packed B panels (nr-tile slivers, channel-major),
+     * so nothing is packed per product (OpenBLAS spent ~25% of Winograd's time packing V).
+     * Otherwise (cg = 1, or the ISA's nr is no multiple of the strip) mr = 1: U row-major. */
+    int packed;
+    size_t mr, kgp;        /* U's row blocking and kg rounded up to it */
+    size_t strip;          /* tile blocks are padded to this: FCONV_WINO_STRIP, or nr */
+    const struct fconv_kernels *kern;
     size_t workers;        /* block mode: workers running units; phase mode: plan threads */
     size_t padded_bytes, u_bytes, v_bytes, m_bytes, scratch_bytes, vm_workers, total;
 };
@@ -86,12 +96,17 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
     g.tiles = (size_t)g.n * (size_t)g.tiles_h * (size_t)g.tiles_w;
 
     size_t a2 = (size_t)(g.alpha * g.alpha), cg = (size_t)g.cg, kg = (size_t)g.kg;
+    g.kern = plan->kernels;
+    g.packed = g.cg > 1 && g.kern->gemm_nr % FCONV_WINO_STRIP == 0;
+    g.mr = g.packed ? g.kern->gemm_mr : 1;
+    g.kgp = round_up(kg, g.mr);
+    g.strip = g.packed && g.kern->gemm_nr > FCONV_WINO_STRIP ? g.kern->gemm_nr : FCONV_WINO_STRIP;
     size_t tb_max = WINO_BLOCK_TARGET_FLOATS / (a2 * (cg + kg));
-    tb_max = tb_max / FCONV_WINO_STRIP * FCONV_WINO_STRIP;
-    if (tb_max < FCONV_WINO_STRIP) tb_max = FCONV_WINO_STRIP;
+    tb_max = tb_max / g.strip * g.strip;
+    if (tb_max < g.strip) tb_max = g.strip;
     if (tb_max > WINO_MAX_BLOCK) tb_max = WINO_MAX_BLOCK;
     g.blocks = (g.tiles + tb_max - 1) / tb_max;
-    g.tb = round_up((g.tiles + g.blocks - 1) / g.blocks, FCONV_WINO_STRIP); /* balanced */
+    g.tb = round_up((g.tiles + g.blocks - 1) / g.blocks, g.strip); /* balanced */
     g.units = (size_t)g.groups * g.blocks;
 
     /* Whole units per worker when they share out evenly enough; otherwise every phase of
@@ -102,7 +117,7 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
     g.vm_workers = g.block_mode ? g.workers : 1;
 
     if (!plan->weights)
-        g.u_bytes = fconv_round_up_64(a2 * (size_t)g.groups * kg * cg * sizeof(float));
+        g.u_bytes = fconv_round_up_64(a2 * (size_t)g.groups * g.kgp * cg * sizeof(float));
     g.v_bytes = fconv_round_up_64(a2 * cg * g.tb * sizeof(float));
     g.m_bytes = fconv_round_up_64(a2 * kg * g.tb * sizeof(float));
     g.scratch_bytes = fconv_round_up_64(2 * a2 * g.tb * sizeof(float));
@@ -111,7 +126,9 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
     return g;
 }
 
-/* ---- filter transform: U[g][ξν][k][c] = (G w[g*kg + k][c] G^T)[ξ][ν] ------------------------ */
+/* ---- filter transform: U[g][ξν][k][c] = (G w[g*kg + k][c] G^T)[ξ][ν] ------------------------
+ * stored per (g, ξν) as kgp/mr slivers of mr rows, channel-major: element (k, c) at
+ * (k/mr)*cg*mr + c*mr + k%mr (mr = 1: plain row-major); rows kg..kgp-1 are zero. */
 
 struct filter_ctx {
     const struct wino_geometry *g;
@@ -123,10 +140,15 @@ static void filter_task(const void *vctx, size_t k) {
     const struct filter_ctx *c = vctx;
     const struct wino_geometry *g = c->g;
     size_t a2 = (size_t)(g->alpha * g->alpha), cg = (size_t)g->cg, kg = (size_t)g->kg;
-    size_t group = k / kg, kk = k % kg;
+    size_t group = k / kg, kk = k % kg, mr = g->mr;
+    float *u = c->u + group * a2 * g->kgp * cg + (kk / mr) * cg * mr + kk % mr;
     for (size_t ch = 0; ch < cg; ch++)
-        fconv_wino_transform_filter(g->mat, c->w + (k * cg + ch) * 9,
-                                    c->u + (group * a2 * kg + kk) * cg + ch, kg * cg);
+        fconv_wino_transform_filter(g->mat, c->w + (k * cg + ch) * 9, u + ch * mr, g->kgp * cg);
+    if (kk + 1 == kg) /* the last row of the group: zero the padding rows of its last sliver */
+        for (size_t x = 0; x < a2; x++)
+            for (size_t pad = kg; pad < g->kgp; pad++)
+                for (size_t ch = 0; ch < cg; ch++)
+                    c->u[(group * a2 + x) * g->kgp * cg + (pad / mr) * cg * mr + ch * mr + pad % mr] = 0.0f;
 }
 
 /* Transform all weights w into u (the layout above), on the plan's threads. */
@@ -180,7 +202,7 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
     size_t group, t0, nt, tb = g->tb, a = (size_t)g->alpha;
     int64_t m = g->m;
     unit_range(g, unit, &group, &t0, &nt);
-    size_t ncols = round_up(nt, FCONV_WINO_STRIP);
+    size_t ncols = round_up(nt, g->strip);
     float *d = scratch, *tmp = scratch + a * a * tb;
     const float *xc = u->x + (int64_t)(group * (size_t)g->cg + c) * g->x_c;
     for (size_t t = 0; t < nt;) {
@@ -213,7 +235,14 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
     }
     for (size_t e = 0; e < a * a; e++) /* padding columns of the last strip: never written out */
         for (size_t t = nt; t < ncols; t++) d[e * tb + t] = 0.0f;
-    g->mat->input(d, tmp, v + c * tb, (size_t)g->cg * tb, tb, ncols);
+    if (!g->packed) {
+        g->mat->input(d, tmp, v + c * tb, (size_t)g->cg * tb, tb, ncols);
+        return;
+    }
+    /* V as the micro-kernel's B panels: per ξν, nr-tile slivers, channel-major */
+    const size_t nr = g->kern->gemm_nr;
+    for (size_t s = 0; s < ncols; s += nr)
+        g->mat->input(d + s, tmp, v + s * (size_t)g->cg + c * nr, (size_t)g->cg * tb, tb, nr);
 }
 
 /* M[ξν] (kg x tiles) = U[group][ξν] (kg x cg) * V[ξν] (cg x tiles). */
@@ -222,10 +251,18 @@ static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, const flo
     size_t group, t0, nt, tb = g->tb, cg = (size_t)g->cg, kg = (size_t)g->kg;
     size_t a2 = (size_t)(g->alpha * g->alpha);
     unit_range(g, unit, &group, &t0, &nt);
-    size_t ncols = round_up(nt, FCONV_WINO_STRIP);
-    const float *ux = u->u + (group * a2 + xn) * kg * cg;
+    size_t ncols = round_up(nt, g->strip);
+    const float *ux = u->u + (group * a2 + xn) * g->kgp * cg;
     const float *vx = v + xn * cg * tb;
     float *mx = mm + xn * kg * tb;
+    if (g->packed) { /* U and V are the panels already: the micro-kernel alone */
+        const size_t mr = g->mr, nr = g->kern->gemm_nr;
+        for (size_t i = 0; i < kg; i += mr)
+            for (size_t s = 0; s < ncols; s += nr)
+                g->kern->gemm_ukernel(cg, ux + i * cg, vx + s * cg, mx + i * tb + s, tb, 0,
+                                      kg - i < mr ? kg - i : mr, nr);
+        return;
+    }
     if (cg == 1) { /* depthwise / filter2d: an outer product, no GEMM worth calling */
         for (size_t k = 0; k < kg; k++) {
             float s = ux[k];
@@ -244,7 +281,7 @@ static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, floa
     const struct wino_geometry *g = u->g;
     size_t group, t0, nt, tb = g->tb, a = (size_t)g->alpha, m = (size_t)g->m;
     unit_range(g, unit, &group, &t0, &nt);
-    size_t ncols = round_up(nt, FCONV_WINO_STRIP);
+    size_t ncols = round_up(nt, g->strip);
     float *tmp = scratch, *out = scratch + m * a * tb;
     g->mat->output(mm + k * tb, (size_t)g->kg * tb, tmp, out, tb, ncols);
     int64_t kk = (int64_t)(group * (size_t)g->kg + k), mi = (int64_t)m;
@@ -383,7 +420,7 @@ static fconv_status wino_supports(const fconv_plan *plan, int m, char *why, size
 static fconv_status wino_prepare(fconv_plan *plan, int m) {
     if (!plan->weights) return FCONV_OK;
     struct wino_geometry g = geometry(plan, m);
-    size_t bytes = (size_t)(g.alpha * g.alpha) * (size_t)(g.groups * g.kg * g.cg) * sizeof(float);
+    size_t bytes = (size_t)(g.alpha * g.alpha) * (size_t)g.groups * g.kgp * (size_t)g.cg * sizeof(float);
     float *u = fconv_alloc_aligned(bytes);
     if (!u)
         return fconv_fail(FCONV_ENOMEM, "winograd-%dx%d: cannot allocate %zu bytes for the "
