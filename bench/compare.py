@@ -183,6 +183,21 @@ def measure_bandwidth_gbs():
     return 5 * 4 * n / (ms * 1e6)  # bytes moved by the two numpy passes / time
 
 
+def measured_roofs(cli):
+    """(FMA GFLOP/s of all threads, copy GB/s, non-temporal copy GB/s) from bench/machine_peaks.c,
+    or None where it cannot be built (no AVX2 compiler)."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "machine_peaks.c")
+    exe = os.path.join(os.path.dirname(os.path.abspath(cli)), "machine_peaks")
+    if subprocess.run(["gcc", "-O3", "-mavx2", "-mfma", "-fopenmp", src, "-o", exe],
+                      capture_output=True).returncode != 0:
+        return None
+    out = subprocess.run([exe], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS=str(THREADS)))
+    try:
+        return tuple(float(v) for v in out.stdout.split())
+    except ValueError:
+        return None
+
+
 def write_block(path, text):
     old = open(path).read() if os.path.exists(path) else "# Benchmarks\n\nfastconv against its peers on this machine.\n\n"
     if BEGIN in old and END in old:
@@ -264,13 +279,20 @@ def main():
     model, cores, lanes = machine()
     ghz, peak = measure_peak_gflops(lanes)
     bw = measure_bandwidth_gbs()
+    roofs = measured_roofs(a.cli)
+    roof_text = (f"Peak ≈ {THREADS} cores × {lanes} lanes × 2 FMA units × 2 flops × {ghz:.2f} GHz (/proc/cpuinfo) = "
+                 f"{peak:.0f} GFLOP/s; bandwidth (numpy triad) ≈ {bw:.1f} GB/s.")
+    if roofs:
+        peak, bw = roofs[0], roofs[2]
+        roof_text = (f"Roofs measured by bench/machine_peaks.c on {THREADS} threads: FMA peak {peak:.0f} GFLOP/s "
+                     f"(AVX2 FMA chains), memory {roofs[1]:.1f} GB/s copying with ordinary stores, "
+                     f"{bw:.1f} GB/s with non-temporal stores (the bandwidth used below).")
     cmd = "/usr/bin/python3 bench/compare.py " + " ".join(sys.argv[1:])
     out = [BEGIN, "## fastconv vs OpenCV, scipy, numpy, PyTorch and oneDNN", "",
            f"Command: `{cmd}`; machine: {model}, {cores} CPUs, {lanes}-lane FP32 SIMD; "
            f"{THREADS} threads everywhere; median of {a.reps} runs, fastconv re-timed before each peer "
            "(interleaved) and its best median kept.",
-           f"Peak ≈ {THREADS} cores × {lanes} lanes × 2 FMA units × 2 flops × {ghz:.2f} GHz (/proc/cpuinfo) = "
-           f"{peak:.0f} GFLOP/s; bandwidth (numpy triad) ≈ {bw:.1f} GB/s.",
+           roof_text,
            "ratio = peer ms / fastconv ms (> 1: fastconv is faster). fastconv runs AUTO through "
            "`fastconv bench`, in-process timing; peers in-process on preallocated arrays.", "",
            "| group | problem | fastconv (auto algo) ms | GFLOP/s | % peak | peer | peer ms | ratio |",
@@ -291,7 +313,7 @@ def main():
                 f"(one process: start, reading the image and writing twenty 28 MB .npy files included) "
                 f"{seed[0]:.0f} ms vs twenty in-process cv2.filter2D {seed[1]:.0f} ms: "
                 f"ratio {seed[1] / seed[0]:.2f}.{in_process} "
-                f"(fastconv does not yet share the image's FFT across kernels.)"]
+                f"(The CLI does not yet share the image's FFT across kernels.)"]
     out += ["", f"Plots: {a.plots}/time_vs_kernel.png, {a.plots}/gflops_per_layer.png.", END]
     write_block(a.out, "\n".join(out))
     plots(rows, a.plots, peak, bw)
