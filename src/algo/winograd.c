@@ -130,6 +130,12 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
  * stored per (g, ξν) as kgp/mr slivers of mr rows, channel-major: element (k, c) at
  * (k/mr)*cg*mr + c*mr + k%mr (mr = 1: plain row-major); rows kg..kgp-1 are zero. */
 
+/* Where element (k, c) of U[group][ξν = xn] lies (the one place that knows the layout). */
+static size_t u_offset(const struct wino_geometry *g, size_t group, size_t xn, size_t k, size_t c) {
+    size_t a2 = (size_t)(g->alpha * g->alpha), cg = (size_t)g->cg, mr = g->mr;
+    return (group * a2 + xn) * g->kgp * cg + (k / mr) * cg * mr + c * mr + k % mr;
+}
+
 struct filter_ctx {
     const struct wino_geometry *g;
     const float *w;
@@ -140,15 +146,14 @@ static void filter_task(const void *vctx, size_t k) {
     const struct filter_ctx *c = vctx;
     const struct wino_geometry *g = c->g;
     size_t a2 = (size_t)(g->alpha * g->alpha), cg = (size_t)g->cg, kg = (size_t)g->kg;
-    size_t group = k / kg, kk = k % kg, mr = g->mr;
-    float *u = c->u + group * a2 * g->kgp * cg + (kk / mr) * cg * mr + kk % mr;
-    for (size_t ch = 0; ch < cg; ch++)
-        fconv_wino_transform_filter(g->mat, c->w + (k * cg + ch) * 9, u + ch * mr, g->kgp * cg);
+    size_t group = k / kg, kk = k % kg;
+    for (size_t ch = 0; ch < cg; ch++) /* consecutive ξν are kgp*cg apart */
+        fconv_wino_transform_filter(g->mat, c->w + (k * cg + ch) * 9, c->u + u_offset(g, group, 0, kk, ch),
+                                    g->kgp * cg);
     if (kk + 1 == kg) /* the last row of the group: zero the padding rows of its last sliver */
         for (size_t x = 0; x < a2; x++)
             for (size_t pad = kg; pad < g->kgp; pad++)
-                for (size_t ch = 0; ch < cg; ch++)
-                    c->u[(group * a2 + x) * g->kgp * cg + (pad / mr) * cg * mr + ch * mr + pad % mr] = 0.0f;
+                for (size_t ch = 0; ch < cg; ch++) c->u[u_offset(g, group, x, pad, ch)] = 0.0f;
 }
 
 /* Transform all weights w into u (the layout above), on the plan's threads. */
@@ -249,10 +254,9 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
 static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, const float *v, float *mm) {
     const struct wino_geometry *g = u->g;
     size_t group, t0, nt, tb = g->tb, cg = (size_t)g->cg, kg = (size_t)g->kg;
-    size_t a2 = (size_t)(g->alpha * g->alpha);
     unit_range(g, unit, &group, &t0, &nt);
     size_t ncols = round_up(nt, g->strip);
-    const float *ux = u->u + (group * a2 + xn) * g->kgp * cg;
+    const float *ux = u->u + u_offset(g, group, xn, 0, 0);
     const float *vx = v + xn * cg * tb;
     float *mx = mm + xn * kg * tb;
     if (g->packed) { /* U and V are the panels already: the micro-kernel alone */

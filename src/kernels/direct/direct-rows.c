@@ -66,10 +66,12 @@ static ALWAYS_INLINE void rows_block(const struct rows_args *r, const int nk, co
         }
 }
 
-/* Floats before y reaches a whole vector's alignment (the first streamed store). */
+/* Floats (fewer than VF_LANES) before y reaches a whole vector's alignment, where the
+ * streamed stores start; n when they cannot start inside the row (a short row, or y not
+ * even float-aligned). */
 static size_t to_vector_alignment(const float *y, size_t n) {
     size_t bytes = (size_t)(-(uintptr_t)y) % (VF_LANES * sizeof(float));
-    size_t head = bytes % sizeof(float) ? n : bytes / sizeof(float); /* unaligned floats: never */
+    size_t head = bytes % sizeof(float) ? n : bytes / sizeof(float);
     return head < n ? head : n;
 }
 
@@ -78,13 +80,10 @@ static size_t to_vector_alignment(const float *y, size_t n) {
 static ALWAYS_INLINE void rows_all(const struct rows_args *r, const int nk, const int nv, size_t n,
                                    const int stream) {
     size_t e = 0;
-    if (stream) {
-        for (size_t head = to_vector_alignment(r->y[0], n); e < head;) {
-            size_t lanes = head - e < VF_LANES ? head - e : VF_LANES;
-            rows_block(r, nk, 1, e, lanes == VF_LANES ? 0 : lanes, 0);
-            e += lanes;
-        }
-        for (; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) rows_block(r, nk, nv, e, 0, 1);
+    size_t head = stream ? to_vector_alignment(r->y[0], n) : n;
+    if (head < n) {
+        if (head) rows_block(r, nk, 1, 0, head, 0); /* one partial vector */
+        for (e = head; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) rows_block(r, nk, nv, e, 0, 1);
         vf_stream_fence();
     }
     for (; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) rows_block(r, nk, nv, e, 0, 0);
@@ -181,13 +180,10 @@ static ALWAYS_INLINE void filter_block(const struct filter_args *r, const int nr
 /* As rows_all; stream needs every row at the same alignment as the first. */
 static ALWAYS_INLINE void filter_all(const struct filter_args *r, const int nr, size_t n, const int stream) {
     size_t e = 0;
-    if (stream) {
-        for (size_t head = to_vector_alignment(r->y[0], n); e < head;) {
-            size_t lanes = head - e < VF_LANES ? head - e : VF_LANES;
-            filter_block(r, nr, 1, e, lanes == VF_LANES ? 0 : lanes, 0);
-            e += lanes;
-        }
-        for (; e + (size_t)NV_FILTER * VF_LANES <= n; e += (size_t)NV_FILTER * VF_LANES)
+    size_t head = stream ? to_vector_alignment(r->y[0], n) : n;
+    if (head < n) {
+        if (head) filter_block(r, nr, 1, 0, head, 0); /* one partial vector */
+        for (e = head; e + (size_t)NV_FILTER * VF_LANES <= n; e += (size_t)NV_FILTER * VF_LANES)
             filter_block(r, nr, NV_FILTER, e, 0, 1);
         vf_stream_fence();
     }
@@ -195,6 +191,15 @@ static ALWAYS_INLINE void filter_all(const struct filter_args *r, const int nr, 
         filter_block(r, nr, NV_FILTER, e, 0, 0);
     for (; e + VF_LANES <= n; e += VF_LANES) filter_block(r, nr, 1, e, 0, 0);
     if (e < n) filter_block(r, nr, 1, e, n - e, 0);
+}
+
+/* nr (2..4) as a constant for filter_all, with stream a constant too (each case compiled apart). */
+static ALWAYS_INLINE void filter_all_rows(const struct filter_args *r, size_t nr, size_t n, const int stream) {
+    switch (nr) {
+    case 2: filter_all(r, 2, n, stream); break;
+    case 3: filter_all(r, 3, n, stream); break;
+    default: filter_all(r, 4, n, stream); break;
+    }
 }
 
 void FCONV_ISA_SUFFIX(fconv_direct_filter_rows_kernel)(float *const *y, size_t nr, size_t n,
@@ -213,12 +218,6 @@ void FCONV_ISA_SUFFIX(fconv_direct_filter_rows_kernel)(float *const *y, size_t n
         return;
     }
     const struct filter_args r = {y, x_rows, tap_rows, tap_step, kh, kw, dist, accumulate};
-    switch (nr * 2 + stream) {
-    case 4: filter_all(&r, 2, n, 0); break;
-    case 5: filter_all(&r, 2, n, 1); break;
-    case 6: filter_all(&r, 3, n, 0); break;
-    case 7: filter_all(&r, 3, n, 1); break;
-    case 9: filter_all(&r, 4, n, 1); break;
-    default: filter_all(&r, 4, n, 0); break;
-    }
+    if (stream) filter_all_rows(&r, nr, n, 1);
+    else filter_all_rows(&r, nr, n, 0);
 }
