@@ -2,7 +2,7 @@
  * bench-shapes.c — the benchmark suite's shapes, in one place for `bench suite`, `tune
  * suite` and bench/compare.py (which reads them with `fastconv bench suite --list`): the seed
  * shapes of issue 4 (images, RGB, 1D, CNN feature layers, ResNet-50, VGG-16 at batch 1 and 8,
- * and the seed-004 workload's filter). Each is a `fastconv bench` command line.
+ * few-channel layers and the seed-004 workload's filter). Each is a `fastconv bench` command line.
  */
 #include <string.h>
 
@@ -122,6 +122,9 @@ const struct bench_shape bench_suite_shapes[] = {
     {"vgg16", "conv2d --input 8x256x28x28 --filters 512x3x3 --pad 1", 0},
     {"vgg16", "conv2d --input 8x512x28x28 --filters 512x3x3 --pad 1", 0},
     {"vgg16", "conv2d --input 8x512x14x14 --filters 512x3x3 --pad 1", 0},
+    /* Few channels in, one out: libraries that vectorize over output channels idle here. */
+    {"few-channel", "conv2d --input 1x3x1024x1024 --filters 1x3x3 --pad 1", 1},
+    {"few-channel", "conv2d --input 1x3x1024x1024 --filters 1x5x5 --pad 2", 0},
     {"seed-004", "filter --size 1157x2048x3 --kernel 15x15 --correlate --border reflect", 1},
     {NULL, NULL, 0},
 };
