@@ -7,7 +7,7 @@
  * Stride 1 runs instead through the dispatched SIMD kernel (core/dispatch.h) for the interior
  * columns and a plain per-output loop for the columns next to the padding.
  * Zero padding is skipped, never read: kernel rows above/below the input are left out and
- * each tap only touches the columns it reads inside the input (fconv_direct_row).
+ * each tap only touches the columns it reads inside the input (fconv_direct_rows).
  */
 #include "algo/direct.h"
 #include "core/dispatch.h"

@@ -42,32 +42,76 @@ static const float *kernel_row(const fconv_filter2d_desc *f, const float *w, int
     return w + (f->kh - 1 - a) * f->kw + (f->kw - 1);
 }
 
-/* Columns [j0, j1) where some tap leaves the row, one output at a time through the border
- * rule (not used for the zero border, which fconv_direct_row clips instead). */
-static void border_columns(const struct filter_ctx *ctx, float *yrow, const float *xrow,
-                           const float *taps, ptrdiff_t step, int64_t j0, int64_t j1) {
-    const fconv_filter2d_desc *f = &ctx->plan->filter;
-    const int64_t C = f->channels, pad = ctx->axis.pad;
-    for (int64_t j = j0; j < j1; j++) {
-        for (int64_t ch = 0; ch < C; ch++) {
-            float acc = 0.0f;
-            for (int64_t b = 0; b < f->kw; b++) {
-                int64_t col = fconv_border_index(f->border, j - pad + b, f->w);
-                float v = col < 0 ? f->border_value : xrow[col * C + ch];
-                acc += taps[b * step] * v;
-            }
-            yrow[j * C + ch] += acc;
-        }
-    }
-}
-
 /* Kernel rows per call of the SIMD kernel (taller kernels take several calls, each adding to
  * the previous): bounds the row-pointer arrays on the stack. */
 #define ROWS_PER_CALL 64
 
-/* Output row i, chunk jc. With interior_done, the interior columns already hold the
- * result (filter_task's multi-row kernel) and only the edge columns are computed. */
-static void filter_row(const struct filter_ctx *ctx, int64_t i, int64_t jc, int interior_done) {
+/* Output rows per task: the multi-row kernel loads each input row once for up to this many
+ * output rows (kh-fold fewer loads than one row at a time). It serves kernels at least
+ * FILTER_MIN_KH tall: 5x5 and 7x7 gain 10-25% (2-core Zen 5 VM, 2048^2, one thread), while
+ * 3x3 on large images is memory-bound and measured ~5% slower with it, so 3x3 keeps one
+ * row per step (direct.c's cost model follows the same rule). */
+#define FILTER_ROWS 4
+#define FILTER_MIN_KH 4
+
+/* Floats of the stack strip that edge columns are computed from (32 KiB). */
+#define EDGE_STRIP_FLOATS 8192
+
+/* Sample (row, col) of the image seen through the border rule, channel ch. */
+static float border_sample(const struct filter_ctx *ctx, int64_t row, int64_t col, int64_t ch) {
+    const fconv_filter2d_desc *f = &ctx->plan->filter;
+    row = fconv_border_index(f->border, row, f->h);
+    col = row < 0 ? -1 : fconv_border_index(f->border, col, f->w);
+    if (col >= 0) return ctx->x[(row * f->w + col) * f->channels + ch];
+    return f->border == FCONV_BORDER_CONSTANT ? f->border_value : 0.0f;
+}
+
+/* Output rows [i0, i0 + nr), columns [j0, j1) where some tap leaves the image (the few
+ * next to the borders). The samples they read, through the border rule, are copied into a
+ * stack strip that the SIMD kernel runs over as over an interior: a row-loop call per
+ * kernel row and side cost more than these outputs (7x7 on 2048^2: 11% of the time), and
+ * edge outputs sum in the interior's order. A strip too big for the stack (huge kernels)
+ * takes one output at a time instead, taps in the same (a, b) order. */
+static void edge_columns(const struct filter_ctx *ctx, int64_t i0, int64_t nr, int64_t j0, int64_t j1) {
+    if (j0 >= j1) return;
+    const fconv_plan *plan = ctx->plan;
+    const fconv_filter2d_desc *f = &plan->filter;
+    const int64_t C = f->channels, OW = plan->out_w, pad = ctx->axis.pad;
+    const int64_t top = i0 + plan->off_h - (f->kh - 1); /* first input row read */
+    const int64_t nin = f->kh + nr - 1, cols = j1 - j0 + f->kw - 1;
+    ptrdiff_t step = 1;
+    if (nin <= ROWS_PER_CALL && nin * cols * C <= EDGE_STRIP_FLOATS) {
+        float strip[EDGE_STRIP_FLOATS];
+        const float *xs[ROWS_PER_CALL], *ts[ROWS_PER_CALL];
+        float *ys[FILTER_ROWS];
+        for (int64_t t = 0; t < nin; t++) {
+            float *srow = strip + t * cols * C;
+            for (int64_t c = 0; c < cols; c++)
+                for (int64_t ch = 0; ch < C; ch++) srow[c * C + ch] = border_sample(ctx, top + t, j0 - pad + c, ch);
+            xs[t] = srow;
+        }
+        for (int64_t a = 0; a < f->kh; a++) ts[a] = kernel_row(f, ctx->w, a, &step);
+        for (int64_t r = 0; r < nr; r++) ys[r] = ctx->y + ((i0 + r) * OW + j0) * C;
+        plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)((j1 - j0) * C), xs, ts, step,
+                                          (size_t)f->kh, (size_t)f->kw, (size_t)C, 0);
+        return;
+    }
+    for (int64_t r = 0; r < nr; r++)
+        for (int64_t j = j0; j < j1; j++)
+            for (int64_t ch = 0; ch < C; ch++) {
+                float acc = 0.0f;
+                for (int64_t a = 0; a < f->kh; a++) {
+                    const float *taps = kernel_row(f, ctx->w, a, &step);
+                    for (int64_t b = 0; b < f->kw; b++)
+                        acc += taps[b * step] * border_sample(ctx, top + r + a, j - pad + b, ch);
+                }
+                ctx->y[((i0 + r) * OW + j) * C + ch] = acc;
+            }
+}
+
+/* Output row i, chunk jc, one row at a time (rows next to the top and bottom borders, and
+ * kernels under FILTER_MIN_KH rows). */
+static void filter_row(const struct filter_ctx *ctx, int64_t i, int64_t jc) {
     const fconv_plan *plan = ctx->plan;
     const fconv_filter2d_desc *f = &plan->filter;
     const int64_t C = f->channels, OW = plan->out_w, pad = ctx->axis.pad;
@@ -83,7 +127,7 @@ static void filter_row(const struct filter_ctx *ctx, int64_t i, int64_t jc, int 
     const float *xs[ROWS_PER_CALL], *ts[ROWS_PER_CALL];
     size_t nrows = 0;
     ptrdiff_t step = 1;
-    for (int64_t a = 0; a < f->kh && !interior_done; a++) {
+    for (int64_t a = 0; a < f->kh && ib < ie; a++) {
         const float *taps = kernel_row(f, ctx->w, a, &step);
         int64_t row = fconv_border_index(f->border, i + plan->off_h - (f->kh - 1) + a, f->h);
         if (row < 0) {
@@ -93,56 +137,28 @@ static void filter_row(const struct filter_ctx *ctx, int64_t i, int64_t jc, int 
             }
             continue;
         }
-        /* (no interior: ib - pad may be negative, so point at the row itself, never read) */
-        xs[nrows] = ctx->x + (row * f->w + (ib < ie ? ib - pad : 0)) * C;
+        xs[nrows] = ctx->x + (row * f->w + ib - pad) * C;
         ts[nrows] = taps;
         if (++nrows == ROWS_PER_CALL || a == f->kh - 1) {
-            if (ib < ie) {
-                float *const yk[1] = {yrow + ib * C};
-                plan->kernels->direct_rows(yk, 1, (size_t)((ie - ib) * C), xs, ts, step, 0, nrows,
-                                           (size_t)f->kw, (size_t)C,
-                                           accumulate ? FCONV_ROWS_ACCUMULATE : ctx->stream);
-            }
+            float *const yk[1] = {yrow + ib * C};
+            plan->kernels->direct_rows(yk, 1, (size_t)((ie - ib) * C), xs, ts, step, 0, nrows,
+                                       (size_t)f->kw, (size_t)C,
+                                       accumulate ? FCONV_ROWS_ACCUMULATE : ctx->stream);
             accumulate = 1;
             nrows = 0;
         }
     }
-    if (nrows > 0 && ib < ie) { /* the last kernel row was outside: flush the rest */
+    if (nrows > 0) { /* the last kernel row was outside: flush the rest */
         float *const yk[1] = {yrow + ib * C};
         plan->kernels->direct_rows(yk, 1, (size_t)((ie - ib) * C), xs, ts, step, 0, nrows,
                                    (size_t)f->kw, (size_t)C, accumulate ? FCONV_ROWS_ACCUMULATE : ctx->stream);
         accumulate = 1;
     }
-    if (!accumulate && !interior_done)
-        for (int64_t e = ib * C; e < ie * C; e++) yrow[e] = 0.0f;
-
-    /* The few edge columns [j0, ib) and [ie, j1), kernel row by kernel row. */
-    for (int64_t e = j0 * C; e < ib * C; e++) yrow[e] = 0.0f;
-    for (int64_t e = ie * C; e < j1 * C; e++) yrow[e] = 0.0f;
-    for (int64_t a = 0; a < f->kh && (j0 < ib || ie < j1); a++) {
-        const float *taps = kernel_row(f, ctx->w, a, &step);
-        int64_t row = fconv_border_index(f->border, i + plan->off_h - (f->kh - 1) + a, f->h);
-        if (row < 0) continue; /* counted in constant_sum */
-        const float *xrow = ctx->x + row * f->w * C;
-        if (f->border == FCONV_BORDER_ZERO) { /* fconv_direct_row clips the taps itself */
-            fconv_direct_row(&ctx->axis, yrow, xrow, taps, step, j0, ib);
-            fconv_direct_row(&ctx->axis, yrow, xrow, taps, step, ie, j1);
-        } else {
-            border_columns(ctx, yrow, xrow, taps, step, j0, ib);
-            border_columns(ctx, yrow, xrow, taps, step, ie, j1);
-        }
-    }
-    if (have_constant)
-        for (int64_t e = j0 * C; e < j1 * C; e++) yrow[e] += constant_sum;
+    if (!accumulate || have_constant) /* every kernel row outside, or some under a constant */
+        for (int64_t e = ib * C; e < ie * C; e++) yrow[e] = accumulate ? yrow[e] + constant_sum : constant_sum;
+    edge_columns(ctx, i, 1, j0, ib);
+    edge_columns(ctx, i, 1, ie, j1);
 }
-
-/* Output rows per task: the multi-row kernel loads each input row once for up to this many
- * output rows (kh-fold fewer loads than one row at a time). It serves kernels at least
- * FILTER_MIN_KH tall: 5x5 and 7x7 gain 10-25% (2-core Zen 5 VM, 2048^2, one thread), while
- * 3x3 on large images is memory-bound and measured ~5% slower with it, so 3x3 keeps one
- * row per step (direct.c's cost model follows the same rule). */
-#define FILTER_ROWS 4
-#define FILTER_MIN_KH 4
 
 /* Output rows per task for a kernel kh tall. */
 static int64_t rows_per_task(int64_t kh) {
@@ -150,8 +166,8 @@ static int64_t rows_per_task(int64_t kh) {
 }
 
 /* Output rows [rows*ib, +rows), chunk jc. Where every kernel row of every
- * output row of the block lies inside the image, the interior columns go through the
- * multi-row kernel (same bits per output as the one-row path); the rest row by row. */
+ * output row of the block lies inside the image, the block goes through the multi-row
+ * kernel (same bits per output as the one-row path); the rest row by row. */
 static void filter_task(const void *vctx, size_t ib, size_t jc) {
     const struct filter_ctx *ctx = vctx;
     const fconv_plan *plan = ctx->plan;
@@ -161,24 +177,25 @@ static void filter_task(const void *vctx, size_t ib, size_t jc) {
     const int64_t i0 = (int64_t)ib * rows, i1 = fconv_direct_min(i0 + rows, plan->out_h);
     const int64_t top = i0 + plan->off_h - (f->kh - 1); /* first input row of the block */
     const int64_t nr = i1 - i0, nin = f->kh + nr - 1;
-    int done = 0;
-    if (nr > 1 && top >= 0 && top + nin <= f->h && nin <= ROWS_PER_CALL) {
-        const int64_t j0 = (int64_t)jc * ctx->chunk_cols, j1 = fconv_direct_min(j0 + ctx->chunk_cols, OW);
-        const int64_t cb = fconv_direct_min(fconv_direct_max(pad, j0), j1);
-        const int64_t ce = fconv_direct_min(fconv_direct_max(f->w + pad - f->kw + 1, cb), j1);
-        if (cb < ce) {
-            const float *xs[ROWS_PER_CALL], *ts[ROWS_PER_CALL];
-            float *ys[FILTER_ROWS];
-            ptrdiff_t step = 1;
-            for (int64_t a = 0; a < f->kh; a++) ts[a] = kernel_row(f, ctx->w, a, &step);
-            for (int64_t t = 0; t < nin; t++) xs[t] = ctx->x + ((top + t) * f->w + cb - pad) * C;
-            for (int64_t r = 0; r < nr; r++) ys[r] = ctx->y + ((i0 + r) * OW + cb) * C;
-            plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)((ce - cb) * C), xs, ts, step,
-                                              (size_t)f->kh, (size_t)f->kw, (size_t)C, ctx->stream);
-        }
-        done = 1;
+    if (!(nr > 1 && top >= 0 && top + nin <= f->h && nin <= ROWS_PER_CALL)) {
+        for (int64_t i = i0; i < i1; i++) filter_row(ctx, i, (int64_t)jc);
+        return;
     }
-    for (int64_t i = i0; i < i1; i++) filter_row(ctx, i, (int64_t)jc, done);
+    const int64_t j0 = (int64_t)jc * ctx->chunk_cols, j1 = fconv_direct_min(j0 + ctx->chunk_cols, OW);
+    const int64_t cb = fconv_direct_min(fconv_direct_max(pad, j0), j1);
+    const int64_t ce = fconv_direct_min(fconv_direct_max(f->w + pad - f->kw + 1, cb), j1);
+    if (cb < ce) {
+        const float *xs[ROWS_PER_CALL], *ts[ROWS_PER_CALL];
+        float *ys[FILTER_ROWS];
+        ptrdiff_t step = 1;
+        for (int64_t a = 0; a < f->kh; a++) ts[a] = kernel_row(f, ctx->w, a, &step);
+        for (int64_t t = 0; t < nin; t++) xs[t] = ctx->x + ((top + t) * f->w + cb - pad) * C;
+        for (int64_t r = 0; r < nr; r++) ys[r] = ctx->y + ((i0 + r) * OW + cb) * C;
+        plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)((ce - cb) * C), xs, ts, step,
+                                          (size_t)f->kh, (size_t)f->kw, (size_t)C, ctx->stream);
+    }
+    edge_columns(ctx, i0, nr, j0, cb);
+    edge_columns(ctx, i0, nr, ce, j1);
 }
 
 void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w, float *y) {

@@ -223,12 +223,4 @@ static inline void fconv_direct_rows(const struct fconv_direct_axis *a, int nk, 
     }
 }
 
-/* One output row (filter2d, conv1d). */
-static inline void fconv_direct_row(const struct fconv_direct_axis *a, float *y, const float *xrow,
-                                    const float *taps, ptrdiff_t tap_step, int64_t qb, int64_t qe) {
-    float *const ys[1] = {y};
-    const float *const ts[1] = {taps};
-    fconv_direct_rows(a, 1, ys, xrow, ts, tap_step, qb, qe);
-}
-
 #endif
