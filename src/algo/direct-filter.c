@@ -46,11 +46,11 @@ static const float *kernel_row(const fconv_filter2d_desc *f, const float *w, int
  * the previous): bounds the row-pointer arrays on the stack. */
 #define ROWS_PER_CALL 64
 
-/* Output rows per task: the multi-row kernel loads each input row once for up to this many
- * output rows (kh-fold fewer loads than one row at a time). It serves kernels at least
- * FILTER_MIN_KH tall: 5x5 and 7x7 gain 10-25% (2-core Zen 5 VM, 2048^2, one thread), while
- * 3x3 on large images is memory-bound and measured ~5% slower with it, so 3x3 keeps one
- * row per step (direct.c's cost model follows the same rule). */
+/* Output rows per task. Kernels at least FILTER_MIN_KH tall run them through the multi-row
+ * kernel, which loads each input row once for all of them (kh-fold fewer loads than one row
+ * at a time): 5x5 and 7x7 gain 10-25% (2-core Zen 5 VM, 2048^2, one thread), while 3x3 on
+ * large images is memory-bound and measured ~5% slower with it, so 3x3 takes the one-row
+ * kernel per row. Either way the block's edge columns are one strip (edge_columns). */
 #define FILTER_ROWS 4
 #define FILTER_MIN_KH 4
 
@@ -160,24 +160,19 @@ static void filter_row(const struct filter_ctx *ctx, int64_t i, int64_t jc) {
     edge_columns(ctx, i, 1, ie, j1);
 }
 
-/* Output rows per task for a kernel kh tall. */
-static int64_t rows_per_task(int64_t kh) {
-    return kh >= FILTER_MIN_KH ? FILTER_ROWS : 1;
-}
-
-/* Output rows [rows*ib, +rows), chunk jc. Where every kernel row of every
- * output row of the block lies inside the image, the block goes through the multi-row
- * kernel (same bits per output as the one-row path); the rest row by row. */
+/* Output rows [FILTER_ROWS*ib, +FILTER_ROWS), chunk jc. Where every kernel row of every
+ * output row of the block lies inside the image, the block's interior goes through the
+ * SIMD kernel (multi-row or row by row: the same bits per output) and its edge columns
+ * through one strip; other blocks row by row. */
 static void filter_task(const void *vctx, size_t ib, size_t jc) {
     const struct filter_ctx *ctx = vctx;
     const fconv_plan *plan = ctx->plan;
     const fconv_filter2d_desc *f = &plan->filter;
     const int64_t C = f->channels, OW = plan->out_w, pad = ctx->axis.pad;
-    const int64_t rows = rows_per_task(f->kh);
-    const int64_t i0 = (int64_t)ib * rows, i1 = fconv_direct_min(i0 + rows, plan->out_h);
+    const int64_t i0 = (int64_t)ib * FILTER_ROWS, i1 = fconv_direct_min(i0 + FILTER_ROWS, plan->out_h);
     const int64_t top = i0 + plan->off_h - (f->kh - 1); /* first input row of the block */
     const int64_t nr = i1 - i0, nin = f->kh + nr - 1;
-    if (!(nr > 1 && top >= 0 && top + nin <= f->h && nin <= ROWS_PER_CALL)) {
+    if (!(top >= 0 && top + nin <= f->h && nin <= ROWS_PER_CALL)) {
         for (int64_t i = i0; i < i1; i++) filter_row(ctx, i, (int64_t)jc);
         return;
     }
@@ -191,8 +186,13 @@ static void filter_task(const void *vctx, size_t ib, size_t jc) {
         for (int64_t a = 0; a < f->kh; a++) ts[a] = kernel_row(f, ctx->w, a, &step);
         for (int64_t t = 0; t < nin; t++) xs[t] = ctx->x + ((top + t) * f->w + cb - pad) * C;
         for (int64_t r = 0; r < nr; r++) ys[r] = ctx->y + ((i0 + r) * OW + cb) * C;
-        plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)((ce - cb) * C), xs, ts, step,
-                                          (size_t)f->kh, (size_t)f->kw, (size_t)C, ctx->stream);
+        if (f->kh >= FILTER_MIN_KH)
+            plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)((ce - cb) * C), xs, ts, step,
+                                              (size_t)f->kh, (size_t)f->kw, (size_t)C, ctx->stream);
+        else
+            for (int64_t r = 0; r < nr; r++)
+                plan->kernels->direct_filter_rows(ys + r, 1, (size_t)((ce - cb) * C), xs + r, ts, step,
+                                                  (size_t)f->kh, (size_t)f->kw, (size_t)C, ctx->stream);
     }
     edge_columns(ctx, i0, nr, j0, cb);
     edge_columns(ctx, i0, nr, ce, j1);
@@ -211,7 +211,6 @@ void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w,
         .axis = {.taps = f->kw, .stride = 1, .pad = f->kw - 1 - plan->off_w, .dilation = 1,
                  .in_w = f->w, .unit = f->channels},
     };
-    const int64_t rows = rows_per_task(f->kh);
-    fconv_parallel_2d(plan->threads, (size_t)((plan->out_h + rows - 1) / rows),
+    fconv_parallel_2d(plan->threads, (size_t)((plan->out_h + FILTER_ROWS - 1) / FILTER_ROWS),
                       (size_t)ctx.chunks, filter_task, &ctx);
 }

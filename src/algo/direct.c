@@ -59,7 +59,7 @@ static double direct_cost(const fconv_plan *plan) {
         else
             rate = f->kw >= 5 ? 10e9 : f->kw >= 3 ? 7e9 : 4e9;
         rows = (double)plan->out_h * (double)f->kh;
-        tasks = (double)(f->kh >= 4 ? (plan->out_h + 3) / 4 : plan->out_h) *
+        tasks = (double)((plan->out_h + 3) / 4) *
                 (double)((plan->out_w * f->channels + 4095) / 4096);
         /* Non-zero borders: about 2*KW border columns per row, scalar, through the rule. */
         if (f->border != FCONV_BORDER_ZERO)
