@@ -19,6 +19,13 @@
 
 #define TILE_M 256
 #define TILE_N 512
+/* C in at least two tiles where its rows allow (tiles of TILE_M_MIN rows or more, a
+ * multiple of OpenBLAS's 16-row micro-tile): one 256 x 196 tile (a stride-2 ResNet layer,
+ * 1024 -> 256 channels 1x1 on 14x14) left the second core idle for the whole product,
+ * 2.0 and 1.8x slower on 2 threads. Not more tiles: each packs all of B again, which cost
+ * 5-8% at 128 rows per tile (512 x 49 x 4608, 7x7 maps). */
+#define MIN_TILES 2
+#define TILE_M_MIN 64
 
 /* Products at least this wide go to our own GEMM: with its job grid following the thread
  * count it measured 1.1-1.6x OpenBLAS-on-fixed-tiles on 2 threads for im2col and 1x1 shapes
@@ -51,17 +58,26 @@ const char *fconv_gemm_backend(void) {
     return backend;
 }
 
+/* Rows per tile of C, from the shape alone so that the tiles, and with them every bit of C,
+ * never depend on the thread count. */
+static size_t tile_rows(size_t m, size_t n) {
+    size_t tiles_n = (n + TILE_N - 1) / TILE_N;
+    size_t want_m = (MIN_TILES + tiles_n - 1) / tiles_n; /* tiles wanted along m */
+    size_t rows = ((m + want_m - 1) / want_m + 15) / 16 * 16;
+    return rows < TILE_M_MIN ? TILE_M_MIN : rows > TILE_M ? TILE_M : rows;
+}
+
 struct gemm_ctx {
     int trans_a, trans_b, accumulate;
-    size_t m, n, k, lda, ldb, ldc, tiles_n;
+    size_t m, n, k, lda, ldb, ldc, tiles_n, tile_m;
     const float *a, *b;
     float *c;
 };
 
 static void gemm_tile_task(const void *vctx, size_t tile) {
     const struct gemm_ctx *g = vctx;
-    size_t i0 = (tile / g->tiles_n) * TILE_M, j0 = (tile % g->tiles_n) * TILE_N;
-    size_t mt = g->m - i0 < TILE_M ? g->m - i0 : TILE_M;
+    size_t i0 = (tile / g->tiles_n) * g->tile_m, j0 = (tile % g->tiles_n) * TILE_N;
+    size_t mt = g->m - i0 < g->tile_m ? g->m - i0 : g->tile_m;
     size_t nt = g->n - j0 < TILE_N ? g->n - j0 : TILE_N;
     const float *a = g->trans_a ? g->a + i0 : g->a + i0 * g->lda;
     const float *b = g->trans_b ? g->b + j0 * g->ldb : g->b + j0;
@@ -91,8 +107,8 @@ void fconv_gemm(int threads, int trans_a, int trans_b, size_t m, size_t n, size_
         return;
     }
     struct gemm_ctx g = {trans_a, trans_b, accumulate, m, n, k, lda, ldb, ldc,
-                         (n + TILE_N - 1) / TILE_N, a, b, c};
-    size_t tiles = ((m + TILE_M - 1) / TILE_M) * g.tiles_n;
+                         (n + TILE_N - 1) / TILE_N, tile_rows(m, n), a, b, c};
+    size_t tiles = ((m + g.tile_m - 1) / g.tile_m) * g.tiles_n;
     fconv_parallel_1d(threads, tiles, gemm_tile_task, &g);
 }
 
@@ -110,7 +126,7 @@ double fconv_gemm_call_seconds(double m, double n, double k) {
 double fconv_gemm_seconds(double m, double n, double k, int threads) {
     if (n >= PACKED_MIN_N) /* the packed driver: jobs shared evenly among the threads */
         return fconv_gemm_call_seconds(m, n, k) / (threads > 1 ? threads : 1);
-    double tm = ceil(m / TILE_M), tn = ceil(n / TILE_N), tiles = tm * tn;
+    double tm = ceil(m / (double)tile_rows((size_t)m, (size_t)n)), tn = ceil(n / TILE_N), tiles = tm * tn;
     double busy = tiles < threads ? tiles : threads;
     return tiles * fconv_gemm_call_seconds(m / tm, n / tn, k) / busy;
 }
