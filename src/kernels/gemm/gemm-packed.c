@@ -28,7 +28,8 @@ struct packed_ctx {
     int trans_a, trans_b, accumulate;
     size_t m, n, k, lda, ldb, ldc;
     size_t kc;              /* the k step: k alone decides it (see the file comment) */
-    size_t nb, n_blocks;    /* job grid: NB-column blocks (multiple of NR) x MC-row blocks */
+    size_t nb, n_blocks;    /* job grid: NB-column blocks (multiple of NR) x mc-row blocks */
+    size_t mc;              /* rows per block: m in even blocks of at most MC, multiple of MR */
     const float *a, *b;
     float *c;
 };
@@ -89,8 +90,8 @@ static void pack_b_block(const struct packed_ctx *g, size_t p0, size_t kc, size_
 static void packed_job(const void *vctx, size_t job) {
     const struct packed_ctx *g = vctx;
     const size_t mr = g->kern->gemm_mr, nr = g->kern->gemm_nr;
-    const size_t i0 = (job / g->n_blocks) * MC, j0 = (job % g->n_blocks) * g->nb;
-    const size_t rows = g->m - i0 < MC ? g->m - i0 : MC;
+    const size_t i0 = (job / g->n_blocks) * g->mc, j0 = (job % g->n_blocks) * g->nb;
+    const size_t rows = g->m - i0 < g->mc ? g->m - i0 : g->mc;
     const size_t block_cols = g->n - j0 < g->nb ? g->n - j0 : g->nb;
     /* The block in even chunks of at most NC columns (a thin last chunk would pack A for
      * little work). */
@@ -135,13 +136,15 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
     /* Enough column blocks that the jobs divide evenly among the threads, each as wide as
      * possible (packing A is paid once per block). */
     const size_t nr = kern->gemm_nr, t = threads > 1 ? (size_t)threads : 1;
-    const size_t m_blocks = (m + MC - 1) / MC;
+    /* Even row blocks: 512 rows were 144+144+144+80, one thread 29% longer than the other. */
+    const size_t mr = kern->gemm_mr, even = (m + (m + MC - 1) / MC - 1) / ((m + MC - 1) / MC);
+    const size_t mc = (even + mr - 1) / mr * mr, m_blocks = (m + mc - 1) / mc;
     size_t n_blocks = m_blocks >= t ? 1 : (t + m_blocks - 1) / m_blocks;
     if (n_blocks * m_blocks % t) n_blocks = t;
     size_t nb = (n + n_blocks - 1) / n_blocks;
     nb = (nb + nr - 1) / nr * nr;
     n_blocks = (n + nb - 1) / nb;
     struct packed_ctx g = {kern, trans_a, trans_b, accumulate, m, n, k, lda, ldb, ldc,
-                           k_step(k), nb, n_blocks, a, b, c};
+                           k_step(k), nb, n_blocks, mc, a, b, c};
     fconv_parallel_1d(threads, m_blocks * n_blocks, packed_job, &g);
 }
