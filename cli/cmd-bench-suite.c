@@ -22,10 +22,11 @@ static const char suite_help[] =
     "usage: fastconv bench suite [--quick] [--group G] [--threads N,...] [--reps R]\n"
     "                            [--csv | --json | --list]\n"
     "Time every CPU algorithm and AUTO on the suite's shapes (images 512^2..4096^2 x kernels\n"
-    "3..31, RGB, 1D 10^3..10^8, CNN 16x16 layers, ResNet-50 and VGG-16 at batch 1 and 8, the\n"
-    "seed-004 filter), with 1 and all threads.\n"
+    "3..31, RGB, 1D 10^3..10^8, CNN 16x16 layers, ResNet-50 and VGG-16 at batch 1 and 8,\n"
+    "few-channel layers, the seed-004 filter), with 1 and all threads.\n"
     "  --quick        a small subset with 3 reps (a couple of minutes on 2 cores)\n"
-    "  --group G      only shapes of group G (image, rgb, 1d, cnn-16x16, resnet50, vgg16, seed-004)\n"
+    "  --group G      only shapes of group G (image, rgb, 1d, cnn-16x16, resnet50, vgg16,\n"
+    "                 few-channel, seed-004)\n"
     "  --threads L    comma-separated thread counts (default 1,0; 0 = all cores)\n"
     "  --reps R       timed executions per algorithm after a 0.3 s warm-up (default 7; 3 with --quick)\n"
     "  --csv, --json  one row per shape, thread count and algorithm instead of the table\n"
@@ -89,7 +90,7 @@ static int parse_suite_args(int argc, char **argv, struct suite_opts *o) {
             known |= strcmp(s->group, o->group) == 0;
         if (!known)
             return cli_usage_error("--group: unknown group '%s' (use image, rgb, 1d, cnn-16x16, "
-                                   "resnet50, vgg16 or seed-004)", o->group);
+                                   "resnet50, vgg16, few-channel or seed-004)", o->group);
     }
     return CLI_EXIT_OK;
 }
