@@ -49,21 +49,26 @@ static double direct_cost(const fconv_plan *plan) {
                 (double)((plan->out_h + 3) / 4);
     } else {
         const fconv_filter2d_desc *f = &plan->filter;
-        /* The SIMD row kernel (AVX2+FMA; docs/algorithms.md's table, 2 threads on 2048² and
-         * 1024² images) keeps every tap in registers: ~18 G multiply-adds/s per thread from 5
-         * taps wide, ~11 G for 3; the scalar build reaches the auto-vectorized rates. Kernels
-         * 4+ rows tall run 4 output rows per step (direct-filter.c), one load per input row:
-         * 7x7 measured ~24 G/s per thread (was ~19), 5x5 ~19 G (was ~17.6). */
-        if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2)
-            rate = f->kw >= 7 && f->kh >= 4 ? 22e9 : f->kw >= 5 ? 18e9 : f->kw >= 3 ? 11e9 : 5e9;
+        /* The SIMD row kernel (AVX2+FMA) keeps every tap in registers: ~18 G multiply-adds/s
+         * per thread from 5 taps wide, ~11 G for 3; the scalar build reaches the
+         * auto-vectorized rates. Kernels 4+ rows tall run 4 output rows per step
+         * (direct-filter.c), one load per input row. */
+        if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && f->kh >= 4)
+            /* The multi-row kernel, more multiply-adds per load as the kernel widens:
+             * measured per thread (2 threads) 1024² 5x5 ~23 G/s, 2048² 7x7 ~28 G, 11x11
+             * ~32 G, 1024² 15x15 and the seed-004 RGB 15x15 ~35-38 G. */
+            rate = f->kw >= 13 ? 36e9 : f->kw >= 9 ? 31e9 : f->kw >= 7 ? 27e9 : f->kw >= 5 ? 22e9 : 11e9;
+        else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2)
+            rate = f->kw >= 5 ? 18e9 : f->kw >= 3 ? 11e9 : 5e9;
         else
             rate = f->kw >= 5 ? 10e9 : f->kw >= 3 ? 7e9 : 4e9;
         rows = (double)plan->out_h * (double)f->kh;
         tasks = (double)((plan->out_h + 3) / 4) *
                 (double)((plan->out_w * f->channels + 4095) / 4096);
-        /* Non-zero borders: about 2*KW border columns per row, scalar, through the rule. */
-        if (f->border != FCONV_BORDER_ZERO)
-            border = rows * 2.0 * (double)f->kw * (double)f->kw * (double)f->channels * 1.5e-9;
+        /* The edge columns' strips (direct-filter.c): per block of 4 output rows and side,
+         * (kh + 3) rows of ~1.5 kw samples fetched through the border rule, ~2 ns each. */
+        border = (double)plan->out_h * ((double)f->kh + 3.0) / 4.0 * 2.0 * 1.5 * (double)f->kw *
+                 (double)f->channels * 2e-9;
     }
     double threads = (double)plan->threads < tasks ? (double)plan->threads : tasks;
     if (threads < 1.0) threads = 1.0;

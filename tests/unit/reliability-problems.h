@@ -26,13 +26,15 @@ static inline fconv_status rel_plan(const rel_problem *p, const fconv_options *o
 }
 
 /* Fixed problems that most algorithms serve (3x3 stride 1 for Winograd, rank-1 kernel for
- * separable is a property of the data, so separable gets a box kernel in rel_fill). */
+ * separable is a property of the data, so separable gets a box kernel in rel_fill). The
+ * conv2d has enough channels (24 x 3 kernel rows) that AUTO prefers a workspace-using
+ * algorithm to direct, whose few-channel kernel wins below 64 (test_reliability_budget). */
 static inline rel_problem rel_fixed(int which) {
     rel_problem p;
     memset(&p, 0, sizeof p);
     p.kind = which % 3;
     if (p.kind == 0)
-        p.c2 = (fconv_conv2d_desc){.n = 2, .c = 4, .h = 13, .w = 11, .k = 6, .r = 3, .s = 3,
+        p.c2 = (fconv_conv2d_desc){.n = 2, .c = 24, .h = 13, .w = 11, .k = 6, .r = 3, .s = 3,
                                    .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
                                    .has_bias = 1, .activation = FCONV_ACTIVATION_RELU};
     else if (p.kind == 1)
