@@ -218,6 +218,11 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
         int64_t row0 = ty * m - g->pad_top;
         for (size_t i = 0; i < a; i++) {
             int64_t row = row0 + (int64_t)i;
+            if (m == 4 && row >= 0 && row < g->h) { /* the dispatched SIMD gather */
+                g->kern->wino_f4_gather(xc + n * g->x_n + row * g->x_h, tx * m - g->pad_left, g->w, run,
+                                        d + i * a * tb + t, tb);
+                continue;
+            }
             for (size_t j = 0; j < a; j++) {
                 float *restrict dst = d + (i * a + j) * tb + t;
                 if (row < 0 || row >= g->h) {

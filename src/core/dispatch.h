@@ -9,6 +9,7 @@
 #define FCONV_DISPATCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "fastconv.h"
 
@@ -56,6 +57,14 @@ typedef void (*fconv_direct_filter_rows_fn)(float *const *y, size_t nr, size_t n
 typedef void (*fconv_gemm_ukernel_fn)(size_t k, const float *a, const float *b, float *c, size_t ldc,
                                       int accumulate, size_t mr, size_t nr);
 
+/*
+ * Winograd F(4x4, 3x3)'s input gather, one patch row of a run of tiles along an image row:
+ * for r < run and j < 6, dst[j*dst_step + r] = xr[col0 + 4r + j], or 0 where that column
+ * is outside [0, w). Reads xr[0 .. w-1] only; dst_step >= run.
+ */
+typedef void (*fconv_wino_f4_gather_fn)(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
+                                        size_t dst_step);
+
 /* One ISA's kernels. */
 struct fconv_kernels {
     fconv_isa isa;
@@ -64,6 +73,7 @@ struct fconv_kernels {
     fconv_direct_filter_rows_fn direct_filter_rows;
     fconv_gemm_ukernel_fn gemm_ukernel;
     size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
+    fconv_wino_f4_gather_fn wino_f4_gather;
 };
 
 /* The table for the best usable ISA not above cap (FCONV_ISA_AUTO: no cap). Never NULL:
@@ -93,6 +103,14 @@ void fconv_direct_filter_rows_kernel__avx2(float *const *y, size_t nr, size_t n,
 void fconv_direct_filter_rows_kernel__avx512(float *const *y, size_t nr, size_t n,
                                     const float *const *x_rows, const float *const *tap_rows,
                                     ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int flags);
+
+/* The per-ISA Winograd gathers (kernels/winograd/winograd-gather.c). */
+void fconv_wino_f4_gather_kernel__scalar(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
+                                         size_t dst_step);
+void fconv_wino_f4_gather_kernel__avx2(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
+                                       size_t dst_step);
+void fconv_wino_f4_gather_kernel__avx512(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
+                                         size_t dst_step);
 
 /* The per-ISA GEMM micro-kernels (kernels/gemm/gemm-ukernel.c) and their tile shapes. */
 void fconv_gemm_ukernel__scalar(size_t k, const float *a, const float *b, float *c, size_t ldc,

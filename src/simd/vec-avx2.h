@@ -46,5 +46,23 @@ static inline float vf_reduce_add(vf v) {
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
+/* The 4-way deinterleave of 4*VF_LANES floats: o[j][t] = p[4t + j] (Winograd F(4x4) tiles
+ * start 4 columns apart). Per 128-bit lane a 4x4 transpose, then the lanes put in order. */
+static inline void vf_deinterleave4(const float *p, vf o[4]) {
+    __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+    __m256 c = _mm256_loadu_ps(p + 16), d = _mm256_loadu_ps(p + 24);
+    __m256 ab_lo = _mm256_unpacklo_ps(a, b), ab_hi = _mm256_unpackhi_ps(a, b);
+    __m256 cd_lo = _mm256_unpacklo_ps(c, d), cd_hi = _mm256_unpackhi_ps(c, d);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7); /* t0 t2 t4 t6 | t1 t3 t5 t7 */
+    o[0] = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(ab_lo, cd_lo, _MM_SHUFFLE(1, 0, 1, 0)), order);
+    o[1] = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(ab_lo, cd_lo, _MM_SHUFFLE(3, 2, 3, 2)), order);
+    o[2] = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(ab_hi, cd_hi, _MM_SHUFFLE(1, 0, 1, 0)), order);
+    o[3] = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(ab_hi, cd_hi, _MM_SHUFFLE(3, 2, 3, 2)), order);
+}
+/* v moved down one lane, `next` into the top lane: [v1 .. v7, next]. */
+static inline vf vf_shift_in(vf v, float next) {
+    const __m256i down = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
+    return _mm256_blend_ps(_mm256_permutevar8x32_ps(v, down), _mm256_set1_ps(next), 0x80);
+}
 
 #endif

@@ -36,5 +36,22 @@ static inline void vf_storeu_partial(float *p, vf v, size_t n) {
 static inline void vf_stream(float *p, vf v) { _mm512_stream_ps(p, v); }
 static inline void vf_stream_fence(void) { _mm_sfence(); }
 static inline float vf_reduce_add(vf v) { return _mm512_reduce_add_ps(v); }
+/* The 4-way deinterleave of 4*VF_LANES floats: o[j][t] = p[4t + j] (see vec-avx2.h). */
+static inline void vf_deinterleave4(const float *p, vf o[4]) {
+    __m512 a = _mm512_loadu_ps(p), b = _mm512_loadu_ps(p + 16);
+    __m512 c = _mm512_loadu_ps(p + 32), d = _mm512_loadu_ps(p + 48);
+    for (int j = 0; j < 4; j++) {
+        /* elements j, j+4, ..., j+28 of (a, b) and of (c, d): eight tiles each */
+        const __m512i pick = _mm512_setr_epi32(j, j + 4, j + 8, j + 12, j + 16, j + 20, j + 24, j + 28,
+                                               j, j + 4, j + 8, j + 12, j + 16, j + 20, j + 24, j + 28);
+        __m512 lo = _mm512_permutex2var_ps(a, pick, b), hi = _mm512_permutex2var_ps(c, pick, d);
+        o[j] = _mm512_shuffle_f32x4(lo, hi, _MM_SHUFFLE(1, 0, 1, 0));
+    }
+}
+/* v moved down one lane, `next` into the top lane: [v1 .. v15, next]. */
+static inline vf vf_shift_in(vf v, float next) {
+    return _mm512_castsi512_ps(
+        _mm512_alignr_epi32(_mm512_castps_si512(_mm512_set1_ps(next)), _mm512_castps_si512(v), 1));
+}
 
 #endif

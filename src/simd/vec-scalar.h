@@ -32,5 +32,14 @@ static inline void vf_storeu_partial(float *p, vf v, size_t n) { if (n) *p = v; 
 static inline void vf_stream(float *p, vf v) { *p = v; } /* no non-temporal store: plain */
 static inline void vf_stream_fence(void) {}
 static inline float vf_reduce_add(vf v) { return v; }
+/* The 4-way deinterleave of 4*VF_LANES floats: o[j][t] = p[4t + j] (see vec-avx2.h). */
+static inline void vf_deinterleave4(const float *p, vf o[4]) {
+    for (int j = 0; j < 4; j++) o[j] = p[j];
+}
+/* v moved down one lane, `next` into the top lane: with one lane, next. */
+static inline vf vf_shift_in(vf v, float next) {
+    (void)v;
+    return next;
+}
 
 #endif

@@ -1,0 +1,63 @@
+/*
+ * test_kernels_winograd.c — the Winograd F(4x4, 3x3) input gather (kernels/winograd) on
+ * every ISA this machine runs, against its definition: rows of every width around the
+ * vector sizes, runs that start left of the row (padding), end past it, or lie inside, and
+ * a guard that nothing is written past the run. ISAs the CPU lacks are reported as skipped.
+ */
+#include "core/dispatch.h"
+#include "test.h"
+
+static int isa_runnable(fconv_isa isa) {
+    if (fconv_kernels_exact(isa)) return 1;
+    fprintf(stderr, "test_kernels_winograd: skipping ISA %s: not compiled in or this CPU/OS lacks it "
+                    "(%s)\n", fconv_isa_name(isa), fconv_cpu_features());
+    return 0;
+}
+
+#define GUARD 1234.5f
+
+static void check_gather(const struct fconv_kernels *k, int64_t w, int64_t col0, size_t run) {
+    float *xr = malloc(sizeof(float) * (size_t)(w > 0 ? w : 1));
+    const size_t step = run + 3;
+    float *dst = malloc(sizeof(float) * 6 * step);
+    test_fill_random(xr, (size_t)(w > 0 ? w : 1));
+    for (size_t e = 0; e < 6 * step; e++) dst[e] = GUARD;
+    k->wino_f4_gather(xr, col0, w, run, dst, step);
+    int bad = 0;
+    for (size_t j = 0; j < 6 && !bad; j++)
+        for (size_t e = 0; e < step && !bad; e++) {
+            int64_t col = col0 + 4 * (int64_t)e + (int64_t)j;
+            float want = e >= run ? GUARD : col >= 0 && col < w ? xr[col] : 0.0f;
+            if (dst[j * step + e] != want) {
+                CHECKF(0, "%s w=%lld col0=%lld run=%zu: column %zu of tile %zu is %g, want %g", k->name,
+                       (long long)w, (long long)col0, run, j, e, (double)dst[j * step + e], (double)want);
+                bad = 1;
+            }
+        }
+    free(xr);
+    free(dst);
+}
+
+static void test_gather_all_isas(void) {
+    for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
+        if (!isa_runnable((fconv_isa)isa)) continue;
+        const struct fconv_kernels *k = fconv_kernels_exact((fconv_isa)isa);
+        for (int64_t w = 1; w <= 150; w += (w < 80 ? 1 : 7))
+            for (int64_t col0 = -3; col0 <= 3; col0++) {
+                size_t fit = (size_t)((w - col0 + 3) / 4); /* tiles starting inside or left of the row */
+                check_gather(k, w, col0, fit);
+                check_gather(k, w, col0, fit + 2);              /* past the row: zeros */
+                check_gather(k, w, col0, fit > 5 ? fit - 5 : 1); /* stops inside */
+            }
+        for (int rep = 0; rep < 200; rep++) { /* long rows, runs anywhere in them */
+            int64_t w = test_rand_int(1, 700), col0 = test_rand_int(-3, w);
+            check_gather(k, w, col0, (size_t)test_rand_int(0, 200));
+        }
+    }
+}
+
+int main(void) {
+    test_init();
+    TEST(test_gather_all_isas);
+    return test_finish();
+}
