@@ -303,6 +303,11 @@ static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, floa
         if (run > nt - t) run = nt - t;
         for (int64_t i = 0; i < mi && ty * mi + i < g->out_h; i++) {
             float *yrow = u->y + n * g->y_n + kk * g->y_k + (ty * mi + i) * g->y_p;
+            if (mi == 4 && g->y_q == 1) { /* the dispatched SIMD scatter */
+                g->kern->wino_f4_scatter(out + (size_t)(i * mi) * tb + t, tb, run, yrow, tx * mi, g->out_w,
+                                         has_bias ? &b : NULL, relu);
+                continue;
+            }
             for (int64_t j = 0; j < mi && tx * mi + j < g->out_w; j++) {
                 int64_t q0 = tx * mi + j, hi = (g->out_w - 1 - q0) / mi + 1;
                 if (hi > (int64_t)run) hi = (int64_t)run;

@@ -17,6 +17,7 @@ static const struct fconv_kernels kernels_scalar = {
     .direct_filter_rows = fconv_direct_filter_rows_kernel__scalar,
     .gemm_ukernel = fconv_gemm_ukernel__scalar, .gemm_mr = 4, .gemm_nr = 4,
     .wino_f4_gather = fconv_wino_f4_gather_kernel__scalar,
+    .wino_f4_scatter = fconv_wino_f4_scatter_kernel__scalar,
 };
 #ifdef FCONV_HAVE_AVX2_KERNELS
 static const struct fconv_kernels kernels_avx2 = {
@@ -24,6 +25,7 @@ static const struct fconv_kernels kernels_avx2 = {
     .direct_filter_rows = fconv_direct_filter_rows_kernel__avx2,
     .gemm_ukernel = fconv_gemm_ukernel__avx2, .gemm_mr = 6, .gemm_nr = 16,
     .wino_f4_gather = fconv_wino_f4_gather_kernel__avx2,
+    .wino_f4_scatter = fconv_wino_f4_scatter_kernel__avx2,
 };
 #endif
 #ifdef FCONV_HAVE_AVX512_KERNELS
@@ -32,6 +34,7 @@ static const struct fconv_kernels kernels_avx512 = {
     .direct_filter_rows = fconv_direct_filter_rows_kernel__avx512,
     .gemm_ukernel = fconv_gemm_ukernel__avx512, .gemm_mr = 6, .gemm_nr = 32,
     .wino_f4_gather = fconv_wino_f4_gather_kernel__avx512,
+    .wino_f4_scatter = fconv_wino_f4_scatter_kernel__avx512,
 };
 #endif
 

@@ -65,6 +65,14 @@ typedef void (*fconv_gemm_ukernel_fn)(size_t k, const float *a, const float *b, 
 typedef void (*fconv_wino_f4_gather_fn)(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
                                         size_t dst_step);
 
+/*
+ * Its output scatter, one output row of a run of tiles: for r < run and j < 4 with
+ * q = q0 + 4r + j < out_w, yrow[q] = src[j*src_step + r] (+ *bias when bias is not NULL),
+ * then max(0, .) if relu (NaN stays NaN). q0 >= 0; src_step >= run.
+ */
+typedef void (*fconv_wino_f4_scatter_fn)(const float *src, size_t src_step, size_t run, float *yrow,
+                                         int64_t q0, int64_t out_w, const float *bias, int relu);
+
 /* One ISA's kernels. */
 struct fconv_kernels {
     fconv_isa isa;
@@ -74,6 +82,7 @@ struct fconv_kernels {
     fconv_gemm_ukernel_fn gemm_ukernel;
     size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
     fconv_wino_f4_gather_fn wino_f4_gather;
+    fconv_wino_f4_scatter_fn wino_f4_scatter;
 };
 
 /* The table for the best usable ISA not above cap (FCONV_ISA_AUTO: no cap). Never NULL:
@@ -104,13 +113,20 @@ void fconv_direct_filter_rows_kernel__avx512(float *const *y, size_t nr, size_t 
                                     const float *const *x_rows, const float *const *tap_rows,
                                     ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int flags);
 
-/* The per-ISA Winograd gathers (kernels/winograd/winograd-gather.c). */
+/* The per-ISA Winograd gathers and scatters (kernels/winograd/winograd-gather.c). */
 void fconv_wino_f4_gather_kernel__scalar(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
                                          size_t dst_step);
 void fconv_wino_f4_gather_kernel__avx2(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
                                        size_t dst_step);
 void fconv_wino_f4_gather_kernel__avx512(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
                                          size_t dst_step);
+
+void fconv_wino_f4_scatter_kernel__scalar(const float *src, size_t src_step, size_t run, float *yrow,
+                                          int64_t q0, int64_t out_w, const float *bias, int relu);
+void fconv_wino_f4_scatter_kernel__avx2(const float *src, size_t src_step, size_t run, float *yrow,
+                                        int64_t q0, int64_t out_w, const float *bias, int relu);
+void fconv_wino_f4_scatter_kernel__avx512(const float *src, size_t src_step, size_t run, float *yrow,
+                                          int64_t q0, int64_t out_w, const float *bias, int relu);
 
 /* The per-ISA GEMM micro-kernels (kernels/gemm/gemm-ukernel.c) and their tile shapes. */
 void fconv_gemm_ukernel__scalar(size_t k, const float *a, const float *b, float *c, size_t ldc,

@@ -42,4 +42,9 @@ static inline vf vf_shift_in(vf v, float next) {
     return next;
 }
 
+/* The inverse of vf_deinterleave4: p[4t + j] = in[j][t] for 4*VF_LANES floats. */
+static inline void vf_interleave4(const vf in[4], float *p) {
+    for (int j = 0; j < 4; j++) p[j] = in[j];
+}
+
 #endif

@@ -56,8 +56,52 @@ static void test_gather_all_isas(void) {
     }
 }
 
+static void check_scatter(const struct fconv_kernels *k, int64_t out_w, int64_t q0, size_t run, int with_bias,
+                          int relu) {
+    const size_t step = run + 2, len = (size_t)out_w + 40;
+    float *src = malloc(sizeof(float) * 4 * step), *y = malloc(sizeof(float) * len);
+    test_fill_random(src, 4 * step);
+    if (run > 1) src[1] = NAN; /* tile 1, column 0 */
+    for (size_t e = 0; e < len; e++) y[e] = GUARD;
+    float bias = 0.25f;
+    k->wino_f4_scatter(src, step, run, y, q0, out_w, with_bias ? &bias : NULL, relu);
+    int bad = 0;
+    for (size_t e = 0; e < len && !bad; e++) {
+        int64_t q = (int64_t)e, rel = q - q0;
+        float want = GUARD;
+        if (rel >= 0 && rel < 4 * (int64_t)run && q < out_w) {
+            want = src[(size_t)(rel % 4) * step + (size_t)(rel / 4)];
+            if (with_bias) want += bias;
+            if (relu && want < 0.0f) want = 0.0f;
+        }
+        if (!(y[e] == want || (isnan(y[e]) && isnan(want)))) {
+            CHECKF(0, "%s out_w=%lld q0=%lld run=%zu bias=%d relu=%d: y[%zu] = %g, want %g", k->name,
+                   (long long)out_w, (long long)q0, run, with_bias, relu, e, (double)y[e], (double)want);
+            bad = 1;
+        }
+    }
+    free(src);
+    free(y);
+}
+
+static void test_scatter_all_isas(void) {
+    for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
+        if (!isa_runnable((fconv_isa)isa)) continue;
+        const struct fconv_kernels *k = fconv_kernels_exact((fconv_isa)isa);
+        for (int64_t out_w = 1; out_w <= 150; out_w += (out_w < 80 ? 1 : 7))
+            for (int64_t q0 = 0; q0 <= 8 && q0 < out_w; q0 += 4) {
+                size_t fit = (size_t)((out_w - q0 + 3) / 4);
+                for (int v = 0; v < 4; v++) {
+                    check_scatter(k, out_w, q0, fit, v & 1, v >> 1);
+                    check_scatter(k, out_w, q0, fit > 5 ? fit - 5 : 1, v & 1, v >> 1);
+                }
+            }
+    }
+}
+
 int main(void) {
     test_init();
     TEST(test_gather_all_isas);
+    TEST(test_scatter_all_isas);
     return test_finish();
 }

@@ -1,10 +1,12 @@
 /*
- * winograd-gather.c — Winograd F(4x4, 3x3)'s input gather, the copy of each tile's 6x6 input
- * patch into the tile-minor layout the transforms run over (winograd.h). One patch row of a
- * run of tiles along an image row: tile r reads columns col0 + 4r .. col0 + 4r + 5, so
- * VF_LANES tiles are 4*VF_LANES + 2 consecutive floats, deinterleaved by 4 into patch
- * columns 0..3 and shifted one tile for columns 4 and 5. A strided scalar copy was ~20% of
- * a 64-channel layer's time. Compiled once per ISA; contract: fconv_wino_f4_gather_fn.
+ * winograd-gather.c — Winograd F(4x4, 3x3)'s moves between images and the tile-minor layout
+ * the transforms run over (winograd.h), one image row of a run of tiles at a time.
+ * Gather: tile r's 6x6 input patch row is columns col0 + 4r .. col0 + 4r + 5, so VF_LANES
+ * tiles are 4*VF_LANES + 2 consecutive floats, deinterleaved by 4 into patch columns 0..3
+ * and shifted one tile for columns 4 and 5 (a strided scalar copy was ~20% of a 64-channel
+ * layer's time). Scatter: the 4 output columns of VF_LANES tiles interleaved back into one
+ * contiguous run of the output row, bias and ReLU applied on the way. Compiled once per
+ * ISA; contracts: fconv_wino_f4_gather_fn, fconv_wino_f4_scatter_fn.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -40,4 +42,31 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_kernel)(const float *xr, int64_t col0
         vf_storeu(dst + 5 * dst_step + r, vf_shift_in(o[1], p[4 * VF_LANES + 1]));
     }
     gather_scalar(xr, col0, w, r, run, dst, dst_step);
+}
+
+/* Output column q of a tile row, its bias and ReLU as output_channel applies them. */
+static inline float finish(float v, const float *bias, int relu) {
+    if (bias) v += *bias;
+    return relu && v < 0.0f ? 0.0f : v; /* NaN stays NaN */
+}
+
+void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_kernel)(const float *src, size_t src_step, size_t run,
+                                                    float *yrow, int64_t q0, int64_t out_w,
+                                                    const float *bias, int relu) {
+    assert(src && yrow && q0 >= 0 && src_step >= run);
+    size_t r = 0;
+    for (; r + VF_LANES <= run && q0 + 4 * (int64_t)(r + VF_LANES) <= out_w; r += VF_LANES) {
+        vf v[4];
+        for (size_t j = 0; j < 4; j++) {
+            v[j] = vf_loadu(src + j * src_step + r);
+            if (bias) v[j] = vf_add(v[j], vf_set1(*bias));
+            if (relu) v[j] = vf_max(vf_zero(), v[j]); /* NaN in v[j] gives v[j] */
+        }
+        vf_interleave4(v, yrow + q0 + 4 * (int64_t)r);
+    }
+    for (; r < run; r++)
+        for (size_t j = 0; j < 4; j++) {
+            int64_t q = q0 + 4 * (int64_t)r + (int64_t)j;
+            if (q < out_w) yrow[q] = finish(src[j * src_step + r], bias, relu);
+        }
 }
