@@ -246,13 +246,13 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
     for (size_t e = 0; e < a * a; e++) /* padding columns of the last strip: never written out */
         for (size_t t = nt; t < ncols; t++) d[e * tb + t] = 0.0f;
     if (!g->packed) {
-        g->mat->input(d, tmp, v + c * tb, (size_t)g->cg * tb, tb, ncols);
+        g->kern->wino_input[m / 2 - 1](d, tmp, v + c * tb, (size_t)g->cg * tb, tb, ncols);
         return;
     }
     /* V as the micro-kernel's B panels: per ξν, nr-tile slivers, channel-major */
     const size_t nr = g->kern->gemm_nr;
     for (size_t s = 0; s < ncols; s += nr)
-        g->mat->input(d + s, tmp, v + s * (size_t)g->cg + c * nr, (size_t)g->cg * tb, tb, nr);
+        g->kern->wino_input[m / 2 - 1](d + s, tmp, v + s * (size_t)g->cg + c * nr, (size_t)g->cg * tb, tb, nr);
 }
 
 /* M[ξν] (kg x tiles) = U[group][ξν] (kg x cg) * V[ξν] (cg x tiles). */
@@ -292,7 +292,7 @@ static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, floa
     unit_range(g, unit, &group, &t0, &nt);
     size_t ncols = round_up(nt, g->strip);
     float *tmp = scratch, *out = scratch + m * a * tb;
-    g->mat->output(mm + k * tb, (size_t)g->kg * tb, tmp, out, tb, ncols);
+    g->kern->wino_output[m / 2 - 1](mm + k * tb, (size_t)g->kg * tb, tmp, out, tb, ncols);
     int64_t kk = (int64_t)(group * (size_t)g->kg + k), mi = (int64_t)m;
     int has_bias = u->bias != NULL, relu = g->relu;
     float b = has_bias ? u->bias[kk] : 0.0f;

@@ -1,6 +1,7 @@
 /*
  * winograd.h — Winograd minimal filtering F(m x m, 3 x 3) for m = 2, 4, 6, private to
- * winograd.c (the driver) and winograd-transforms.c (the matrices and tile transforms).
+ * winograd.c (the driver), winograd-transforms.c (the matrices) and the per-ISA tile kernels
+ * (kernels/winograd: transforms, gather, scatter; contracts in core/dispatch.h).
  *
  * For an alpha x alpha input tile d (alpha = m + 2) and a 3x3 kernel g, the m x m 'valid'
  * correlation of d with g is  Y = A^T [ (G g G^T) ⊙ (B^T d B) ] A.
@@ -21,18 +22,6 @@ struct fconv_wino_matrices {
     /* The exact matrices (as float64, row-major): B^T alpha x alpha, G alpha x 3,
      * A^T m x alpha. The tests check them; the filter transform uses them. */
     const double *bt, *g, *at;
-    /*
-     * v(ξ, ν) = (B^T d B)[ξ][ν] for one channel. d: element (i, j) at d + (i*alpha + j)*ld;
-     * tmp: scratch of alpha*alpha*ld floats; v(ξ, ν) at v + (ξ*alpha + ν)*v_step.
-     */
-    void (*input)(const float *d, float *tmp, float *v, size_t v_step, size_t ld,
-                  size_t ncols);
-    /*
-     * out = A^T M A for one output channel. M(ξ, ν) at mm + (ξ*alpha + ν)*m_step;
-     * tmp: scratch of m*alpha*ld floats; out: element (i, j) at out + (i*m + j)*ld.
-     */
-    void (*output)(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
-                   size_t ncols);
 };
 
 /* The matrix set for F(m x m, 3 x 3), m in {2, 4, 6}; NULL for any other m. */

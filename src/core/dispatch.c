@@ -18,6 +18,8 @@ static const struct fconv_kernels kernels_scalar = {
     .gemm_ukernel = fconv_gemm_ukernel__scalar, .gemm_mr = 4, .gemm_nr = 4,
     .wino_f4_gather = fconv_wino_f4_gather_kernel__scalar,
     .wino_f4_scatter = fconv_wino_f4_scatter_kernel__scalar,
+    .wino_input = {fconv_wino_input_f2__scalar, fconv_wino_input_f4__scalar, fconv_wino_input_f6__scalar},
+    .wino_output = {fconv_wino_output_f2__scalar, fconv_wino_output_f4__scalar, fconv_wino_output_f6__scalar},
 };
 #ifdef FCONV_HAVE_AVX2_KERNELS
 static const struct fconv_kernels kernels_avx2 = {
@@ -26,6 +28,8 @@ static const struct fconv_kernels kernels_avx2 = {
     .gemm_ukernel = fconv_gemm_ukernel__avx2, .gemm_mr = 6, .gemm_nr = 16,
     .wino_f4_gather = fconv_wino_f4_gather_kernel__avx2,
     .wino_f4_scatter = fconv_wino_f4_scatter_kernel__avx2,
+    .wino_input = {fconv_wino_input_f2__avx2, fconv_wino_input_f4__avx2, fconv_wino_input_f6__avx2},
+    .wino_output = {fconv_wino_output_f2__avx2, fconv_wino_output_f4__avx2, fconv_wino_output_f6__avx2},
 };
 #endif
 #ifdef FCONV_HAVE_AVX512_KERNELS
@@ -35,6 +39,8 @@ static const struct fconv_kernels kernels_avx512 = {
     .gemm_ukernel = fconv_gemm_ukernel__avx512, .gemm_mr = 6, .gemm_nr = 32,
     .wino_f4_gather = fconv_wino_f4_gather_kernel__avx512,
     .wino_f4_scatter = fconv_wino_f4_scatter_kernel__avx512,
+    .wino_input = {fconv_wino_input_f2__avx512, fconv_wino_input_f4__avx512, fconv_wino_input_f6__avx512},
+    .wino_output = {fconv_wino_output_f2__avx512, fconv_wino_output_f4__avx512, fconv_wino_output_f6__avx512},
 };
 #endif
 

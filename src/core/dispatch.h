@@ -73,6 +73,20 @@ typedef void (*fconv_wino_f4_gather_fn)(const float *xr, int64_t col0, int64_t w
 typedef void (*fconv_wino_f4_scatter_fn)(const float *src, size_t src_step, size_t run, float *yrow,
                                          int64_t q0, int64_t out_w, const float *bias, int relu);
 
+/*
+ * The Winograd tile transforms (kernels/winograd/winograd-tiles.c), many tiles at once in the
+ * tile-minor layout of algo/winograd.h, ncols (a multiple of 16, <= ld) tiles computed.
+ * Input: v(ξ, ν) = (B^T d B)[ξ][ν] for one channel; d: element (i, j) at d + (i*alpha + j)*ld;
+ * tmp: scratch of alpha*alpha*ld floats; v(ξ, ν) at v + (ξ*alpha + ν)*v_step.
+ * Output: out = A^T M A for one output channel; M(ξ, ν) at mm + (ξ*alpha + ν)*m_step; tmp:
+ * scratch of m*alpha*ld floats; out: element (i, j) at out + (i*m + j)*ld.
+ * Indexed by m/2 - 1 for F(m x m, 3 x 3), m = 2, 4, 6.
+ */
+typedef void (*fconv_wino_input_fn)(const float *d, float *tmp, float *v, size_t v_step, size_t ld,
+                                    size_t ncols);
+typedef void (*fconv_wino_output_fn)(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
+                                     size_t ncols);
+
 /* One ISA's kernels. */
 struct fconv_kernels {
     fconv_isa isa;
@@ -83,6 +97,8 @@ struct fconv_kernels {
     size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
     fconv_wino_f4_gather_fn wino_f4_gather;
     fconv_wino_f4_scatter_fn wino_f4_scatter;
+    fconv_wino_input_fn wino_input[3];
+    fconv_wino_output_fn wino_output[3];
 };
 
 /* The table for the best usable ISA not above cap (FCONV_ISA_AUTO: no cap). Never NULL:
@@ -127,6 +143,35 @@ void fconv_wino_f4_scatter_kernel__avx2(const float *src, size_t src_step, size_
                                         int64_t q0, int64_t out_w, const float *bias, int relu);
 void fconv_wino_f4_scatter_kernel__avx512(const float *src, size_t src_step, size_t run, float *yrow,
                                           int64_t q0, int64_t out_w, const float *bias, int relu);
+
+/* The per-ISA Winograd tile transforms (kernels/winograd/winograd-tiles.c). */
+void fconv_wino_input_f2__scalar(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
+void fconv_wino_output_f2__scalar(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
+                              size_t ncols);
+void fconv_wino_input_f4__scalar(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
+void fconv_wino_output_f4__scalar(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
+                              size_t ncols);
+void fconv_wino_input_f6__scalar(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
+void fconv_wino_output_f6__scalar(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
+                              size_t ncols);
+void fconv_wino_input_f2__avx2(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
+void fconv_wino_output_f2__avx2(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
+                              size_t ncols);
+void fconv_wino_input_f4__avx2(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
+void fconv_wino_output_f4__avx2(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
+                              size_t ncols);
+void fconv_wino_input_f6__avx2(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
+void fconv_wino_output_f6__avx2(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
+                              size_t ncols);
+void fconv_wino_input_f2__avx512(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
+void fconv_wino_output_f2__avx512(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
+                              size_t ncols);
+void fconv_wino_input_f4__avx512(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
+void fconv_wino_output_f4__avx512(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
+                              size_t ncols);
+void fconv_wino_input_f6__avx512(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
+void fconv_wino_output_f6__avx512(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
+                              size_t ncols);
 
 /* The per-ISA GEMM micro-kernels (kernels/gemm/gemm-ukernel.c) and their tile shapes. */
 void fconv_gemm_ukernel__scalar(size_t k, const float *a, const float *b, float *c, size_t ldc,

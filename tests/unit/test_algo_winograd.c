@@ -5,6 +5,7 @@
  * draws: many tile blocks, partial edge tiles, asymmetric padding, groups, 1-3 threads.
  */
 #include "algo/winograd.h"
+#include "core/dispatch.h"
 #include "fastconv.h"
 #include "ref/conv-ref.h"
 #include "test.h"
@@ -90,17 +91,18 @@ static void test_matrices_2d(void) {
     }
 }
 
-/* The float32 input/output transforms and the filter transform against float64 sums of
- * the same matrices, on a block of tiles (one strip more than a strip). */
-static void test_tile_transforms(void) {
+/* The float32 input/output transforms of every ISA this machine runs and the filter
+ * transform against float64 sums of the same matrices, on a block of tiles (one strip more
+ * than a strip). */
+static void check_tile_transforms(const struct fconv_kernels *kern) {
     enum { LD = 2 * FCONV_WINO_STRIP };
     static float d[64 * LD], tmp[64 * LD], v[64 * LD], out[36 * LD];
     for (int vi = 0; vi < 3; vi++) {
         const struct fconv_wino_matrices *w = fconv_wino_matrices_for(sizes[vi]);
         int m = w->m, a = w->alpha;
         test_fill_random(d, 64 * LD);
-        w->input(d, tmp, v, LD, LD, LD);
-        w->output(d, LD, tmp, out, LD, LD);
+        kern->wino_input[vi](d, tmp, v, LD, LD, LD);
+        kern->wino_output[vi](d, LD, tmp, out, LD, LD);
         for (int t = 0; t < LD; t++) {
             for (int i = 0; i < a; i++)
                 for (int j = 0; j < a; j++) {
@@ -112,7 +114,7 @@ static void test_tile_transforms(void) {
                             mag += fabs(term);
                         }
                     CHECKF(fabs(v[(i * a + j) * LD + t] - s) <= 1e-6 * mag + 1e-30,
-                           "input transform F(%d) (%d,%d) tile %d", m, i, j, t);
+                           "%s input transform F(%d) (%d,%d) tile %d", kern->name, m, i, j, t);
                 }
             for (int i = 0; i < m; i++)
                 for (int j = 0; j < m; j++) {
@@ -124,7 +126,7 @@ static void test_tile_transforms(void) {
                             mag += fabs(term);
                         }
                     CHECKF(fabs(out[(i * m + j) * LD + t] - s) <= 1e-6 * mag + 1e-30,
-                           "output transform F(%d) (%d,%d) tile %d", m, i, j, t);
+                           "%s output transform F(%d) (%d,%d) tile %d", kern->name, m, i, j, t);
                 }
         }
         float g[9], u[64];
@@ -137,6 +139,13 @@ static void test_tile_transforms(void) {
                     for (int l = 0; l < 3; l++) s += w->g[i * 3 + k] * g[k * 3 + l] * w->g[j * 3 + l];
                 CHECKF(u[i * a + j] == (float)s, "filter transform F(%d) (%d,%d)", m, i, j);
             }
+    }
+}
+
+static void test_tile_transforms(void) {
+    for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
+        const struct fconv_kernels *kern = fconv_kernels_exact((fconv_isa)isa);
+        if (kern) check_tile_transforms(kern); /* else not runnable here: test_kernels_* say so */
     }
 }
 
