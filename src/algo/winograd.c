@@ -452,24 +452,31 @@ static void wino_release(fconv_plan *plan) {
 static size_t wino_workspace(const fconv_plan *plan, int m) { return geometry(plan, m).total; }
 
 /*
- * Seconds, fitted to single-thread measurements on the 2-core Zen 5 VM (OpenBLAS sgemm,
- * SSE2-vectorized transforms; 1x64x56x56 and 1x256x16x16 with 64/256 filters, all three
- * tile sizes, within ~15%):
- *   transforms: 1.0 ns per transformed element, alpha² (C + K) per block column;
- *   each GEMM call (alpha² per unit): 0.6 ns per element of U (OpenBLAS packs it every
- *   call, which is what makes narrow blocks slow) + 2 flops per multiply-add at 100 GFLOP/s;
- *   depthwise / filter2d (one channel per group): 0.5 ns per product instead of a GEMM.
+ * Seconds, fitted to single-thread measurements on the 2-core Zen 5 VM (1x64x56x56,
+ * 1x128x28x28, 1x256x16x16, 1x256x56x56 and 1x512x7x7 with as many filters, all three tile
+ * sizes, within ~15%).
+ * SIMD kernels (packed products, AVX2): transforms 0.83 ns per transformed element, alpha²
+ * (C + K) per block column, plus 0.5 ns per gathered element, alpha² C, where the gather
+ * is scalar (F(2x2) and F(6x6)); the products on the micro-kernel at 40 G multiply-adds/s,
+ * padded rows and block columns included.
+ * Scalar build (OpenBLAS products): transforms 1.0 ns per element; each GEMM call (alpha²
+ * per unit) 0.6 ns per element of U (OpenBLAS packs it every call, which is what makes
+ * narrow blocks slow) + 2 flops per multiply-add at 100 GFLOP/s.
+ * Depthwise / filter2d (one channel per group): 0.5 ns per product instead of a GEMM.
  * Plus the filter transform when the weights come at execute time.
  */
 static double wino_cost(const fconv_plan *plan, int m) {
     struct wino_geometry g = geometry(plan, m);
     double a2 = (double)(g.alpha * g.alpha), cg = (double)g.cg, kg = (double)g.kg;
     double cols = (double)g.units * (double)g.tb; /* block columns, padding included */
-    double t = 1.0e-9 * cols * a2 * (cg + kg);
-    if (g.cg == 1)
-        t += 0.5e-9 * cols * a2 * kg;
+    double t;
+    if (g.packed)
+        t = 0.83e-9 * cols * a2 * (cg + kg) + (m == 4 ? 0.0 : 0.5e-9 * cols * a2 * cg) +
+            cols * a2 * (double)g.kgp * cg / 40e9;
+    else if (g.cg == 1)
+        t = 1.0e-9 * cols * a2 * (cg + kg) + 0.5e-9 * cols * a2 * kg;
     else
-        t += (double)g.units * a2 * kg * cg * (0.6e-9 + 2.0 * (double)g.tb / 100e9);
+        t = 1.0e-9 * cols * a2 * (cg + kg) + (double)g.units * a2 * kg * cg * (0.6e-9 + 2.0 * (double)g.tb / 100e9);
     if (!plan->weights) t += 3e-9 * a2 * (double)g.groups * kg * cg;
     if (plan->kind != FCONV_KIND_CONV2D) t += 1e-9 * (double)(g.h * g.w * g.n); /* padding */
     return t / plan->threads + 5e-6;
