@@ -1,13 +1,14 @@
 /*
  * direct-conv2d.c — conv2d by direct loops over NCHW. A task owns a block of output channels
- * of one image and group and a block of output rows; for each output row it starts from the
- * bias and adds, input channel by input channel and kernel row by kernel row, the row
- * correlation of four output channels at a time (one input load serves all four, and the
- * input row is reused from L1 across the block).
- * Stride 1 runs instead through the dispatched SIMD kernel (core/dispatch.h) for the interior
- * columns and a plain per-output loop for the columns next to the padding.
+ * of one image and group and a block of output rows; for each output row it sums, input
+ * channel by input channel and kernel row by kernel row, the row correlation of four output
+ * channels at a time (one input load serves all four, and the input row is reused from L1
+ * across the block), then adds the bias and applies ReLU.
+ * Stride 1 runs through the dispatched SIMD kernel (core/dispatch.h): the interior columns
+ * straight from the input, the columns next to the padding from zero-padded strips.
  * Zero padding is skipped, never read: kernel rows above/below the input are left out and
- * each tap only touches the columns it reads inside the input (fconv_direct_rows).
+ * (other strides) each tap only touches the columns it reads inside the input
+ * (fconv_direct_rows).
  */
 #include "algo/direct.h"
 #include "core/dispatch.h"
@@ -33,8 +34,8 @@ struct conv2d_ctx {
 #define ROWS_PER_CALL 64
 
 /* Output row p of channels [k0, k1), columns [qa, qb) (stride 1, every tap inside the input
- * row): y += sum over the input rows inside the image of all their taps, by the dispatched
- * kernel, four channels per call. y already holds the bias. */
+ * row): y = sum over the input rows inside the image (at least one) of all their taps, by
+ * the dispatched kernel, four channels per call. */
 static void interior_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p, int64_t k0,
                              int64_t k1, int64_t qa, int64_t qb) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
@@ -47,6 +48,7 @@ static void interior_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g,
         for (size_t t = 0; t < nk; t++) ys[t] = yn + ((k + (int64_t)t) * P + p) * Q + qa;
         const float *xs[ROWS_PER_CALL], *ts[ROWS_PER_CALL];
         size_t nrows = 0;
+        int flags = 0; /* the first call writes y, the others add to it */
         for (int64_t c = 0; c < cg; c++) {
             for (int64_t r = 0; r < d->r; r++) {
                 int64_t ih = p * d->stride_h - d->pad_top + r * d->dilation_h;
@@ -55,44 +57,98 @@ static void interior_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g,
                 ts[nrows] = ctx->w + ((k * cg + c) * d->r + r) * d->s;
                 if (++nrows == ROWS_PER_CALL) {
                     ctx->plan->kernels->direct_rows(ys, nk, (size_t)(qb - qa), xs, ts, 1, cg * d->r * d->s,
-                                                    nrows, (size_t)d->s, (size_t)d->dilation_w, 1);
+                                                    nrows, (size_t)d->s, (size_t)d->dilation_w, flags);
                     nrows = 0;
+                    flags = FCONV_ROWS_ACCUMULATE;
                 }
             }
         }
         if (nrows)
             ctx->plan->kernels->direct_rows(ys, nk, (size_t)(qb - qa), xs, ts, 1, cg * d->r * d->s, nrows,
-                                            (size_t)d->s, (size_t)d->dilation_w, 1);
+                                            (size_t)d->s, (size_t)d->dilation_w, flags);
     }
 }
 
-/* Output row p of channels [k0, k1), columns [q0, q1) next to the padding (stride 1): one
- * output at a time over every tap that reads inside the input. These are a few columns per
- * row, so a plain loop beats a call per (c, r) row, whose fixed cost would dominate. */
+/* Floats of the stack strip the edge columns are computed from (32 KiB). */
+#define EDGE_STRIP_FLOATS 8192
+
+/* y (+)= the strips' rows (input row r of channel c each) for channels [k0, k1), columns
+ * [q0, q1): the strips serve every group of four channels. flags: the kernel's. */
+static void edge_strip_rows(const struct conv2d_ctx *ctx, float *yn, int64_t p, int64_t k0, int64_t k1,
+                            int64_t q0, int64_t q1, const float *const *xs, const int64_t *cs,
+                            const int64_t *rs, size_t nrows, int flags) {
+    const fconv_conv2d_desc *d = &ctx->plan->conv2d;
+    const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
+    for (int64_t k = k0; k < k1; k += 4) {
+        const size_t nk = (size_t)fconv_direct_min(4, k1 - k);
+        float *ys[4];
+        const float *ts[ROWS_PER_CALL];
+        for (size_t t = 0; t < nk; t++) ys[t] = yn + ((k + (int64_t)t) * P + p) * Q + q0;
+        for (size_t i = 0; i < nrows; i++) ts[i] = ctx->w + ((k * cg + cs[i]) * d->r + rs[i]) * d->s;
+        ctx->plan->kernels->direct_rows(ys, nk, (size_t)(q1 - q0), xs, ts, 1, cg * d->r * d->s, nrows,
+                                        (size_t)d->s, (size_t)d->dilation_w, flags);
+    }
+}
+
+/* Output row p of channels [k0, k1), columns [q0, q1) next to the padding (stride 1). The
+ * input each (c, r) row contributes to them, zero outside the row, is copied into a stack
+ * strip, and the SIMD kernel runs over the strips as over the interior: a per-output
+ * scalar loop over every tap was 20% of a 3 -> 64 channel 224² layer. Strips too wide for
+ * the stack (huge dilated kernels) take that loop instead. y = the sum, as in
+ * interior_columns (some input row is inside the image). */
 static void edge_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p, int64_t k0,
                          int64_t k1, int64_t q0, int64_t q1) {
+    if (q0 >= q1) return;
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
     const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * P * Q;
-    for (int64_t k = k0; k < k1; k++) {
-        for (int64_t q = q0; q < q1; q++) {
-            float acc = 0.0f;
-            for (int64_t c = 0; c < cg; c++) {
-                for (int64_t r = 0; r < d->r; r++) {
-                    int64_t ih = p * d->stride_h - d->pad_top + r * d->dilation_h;
-                    if (ih < 0 || ih >= d->h) continue;
-                    const float *xrow = xg + (c * d->h + ih) * d->w;
-                    const float *wr = ctx->w + ((k * cg + c) * d->r + r) * d->s;
-                    for (int64_t s = 0; s < d->s; s++) {
-                        int64_t iw = q - d->pad_left + s * d->dilation_w;
-                        if (iw >= 0 && iw < d->w) acc += wr[s] * xrow[iw];
+    const int64_t width = q1 - q0 + (d->s - 1) * d->dilation_w; /* floats per strip row */
+    if (width * ROWS_PER_CALL > EDGE_STRIP_FLOATS) {
+        for (int64_t k = k0; k < k1; k++)
+            for (int64_t q = q0; q < q1; q++) {
+                float acc = 0.0f;
+                for (int64_t c = 0; c < cg; c++)
+                    for (int64_t r = 0; r < d->r; r++) {
+                        int64_t ih = p * d->stride_h - d->pad_top + r * d->dilation_h;
+                        if (ih < 0 || ih >= d->h) continue;
+                        const float *xrow = xg + (c * d->h + ih) * d->w;
+                        const float *wr = ctx->w + ((k * cg + c) * d->r + r) * d->s;
+                        for (int64_t s = 0; s < d->s; s++) {
+                            int64_t iw = q - d->pad_left + s * d->dilation_w;
+                            if (iw >= 0 && iw < d->w) acc += wr[s] * xrow[iw];
+                        }
                     }
-                }
+                yn[(k * P + p) * Q + q] = acc;
             }
-            yn[(k * P + p) * Q + q] += acc;
+        return;
+    }
+    float strip[EDGE_STRIP_FLOATS];
+    const float *xs[ROWS_PER_CALL];
+    int64_t cs[ROWS_PER_CALL], rs[ROWS_PER_CALL]; /* the (c, r) of each strip row */
+    size_t nrows = 0;
+    int flags = 0; /* the first call writes y, the others add to it */
+    for (int64_t c = 0; c < cg; c++) {
+        for (int64_t r = 0; r < d->r; r++) {
+            int64_t ih = p * d->stride_h - d->pad_top + r * d->dilation_h;
+            if (ih < 0 || ih >= d->h) continue; /* a padding row: contributes zero */
+            const float *xrow = xg + (c * d->h + ih) * d->w;
+            float *srow = strip + (int64_t)nrows * width;
+            for (int64_t e = 0; e < width; e++) {
+                int64_t iw = q0 - d->pad_left + e;
+                srow[e] = iw >= 0 && iw < d->w ? xrow[iw] : 0.0f;
+            }
+            xs[nrows] = srow;
+            cs[nrows] = c;
+            rs[nrows] = r;
+            if (++nrows == ROWS_PER_CALL) {
+                edge_strip_rows(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags);
+                nrows = 0;
+                flags = FCONV_ROWS_ACCUMULATE;
+            }
         }
     }
+    if (nrows) edge_strip_rows(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags);
 }
 
 /* i = (n * groups + g) * k_blocks + kb; j = the row block. */
@@ -110,16 +166,22 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
     float *yn = ctx->y + n * d->k * P * Q;
 
     for (int64_t p = p0; p < p1; p++) {
-        for (int64_t k = k0; k < k1; k++) {
-            float *yrow = yn + (k * P + p) * Q;
-            float b = ctx->bias ? ctx->bias[k] : 0.0f;
-            for (int64_t q = 0; q < Q; q++) yrow[q] = b;
+        int rows_inside = 0; /* does any kernel row read inside the image? */
+        for (int64_t r = 0; r < d->r; r++) {
+            int64_t ih = p * d->stride_h - d->pad_top + r * d->dilation_h;
+            rows_inside |= ih >= 0 && ih < d->h;
         }
         /* Stride 1: the interior columns [qa, qb), where every tap reads inside the row, go
          * through the dispatched SIMD kernel (four output channels x all (c, r, s) taps in
-         * registers), the few columns next to the padding a plain loop; other strides
-         * keep the row loops below. */
-        if (ctx->axis.stride == 1) {
+         * registers), the few columns next to the padding through it too, from strips; both
+         * write y, so it needs no initializing pass (which was 16% of a 3 -> 64 channel
+         * 224² layer: the first touch of y). Other strides add the row loops below to zero. */
+        const int stride1 = ctx->axis.stride == 1 && rows_inside;
+        for (int64_t k = k0; k < k1 && !stride1; k++) {
+            float *yrow = yn + (k * P + p) * Q;
+            for (int64_t q = 0; q < Q; q++) yrow[q] = 0.0f;
+        }
+        if (stride1) {
             int64_t qa = fconv_direct_min(d->pad_left, Q);
             int64_t qb = fconv_direct_min(fconv_direct_max(d->w + d->pad_left - (d->s - 1) * d->dilation_w, qa), Q);
             if (qa < qb) interior_columns(ctx, n, g, p, k0, k1, qa, qb);
@@ -127,7 +189,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
             edge_columns(ctx, n, g, p, k0, k1, 0, qa);
             edge_columns(ctx, n, g, p, k0, k1, qb, Q);
         }
-        for (int64_t c = 0; c < cg && ctx->axis.stride != 1; c++) {
+        for (int64_t c = 0; c < cg && !stride1; c++) {
             for (int64_t r = 0; r < d->r; r++) {
                 int64_t ih = p * d->stride_h - d->pad_top + r * d->dilation_h;
                 if (ih < 0 || ih >= d->h) continue; /* a padding row: contributes zero */
@@ -146,11 +208,14 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
                 }
             }
         }
-        if (d->activation == FCONV_ACTIVATION_RELU) {
-            for (int64_t k = k0; k < k1; k++) {
-                float *yrow = yn + (k * P + p) * Q;
+        /* The epilogue while the rows are in L1: bias (added last), then ReLU. */
+        for (int64_t k = k0; k < k1 && (ctx->bias || d->activation == FCONV_ACTIVATION_RELU); k++) {
+            float *yrow = yn + (k * P + p) * Q;
+            const float b = ctx->bias ? ctx->bias[k] : 0.0f;
+            if (ctx->bias)
+                for (int64_t q = 0; q < Q; q++) yrow[q] += b;
+            if (d->activation == FCONV_ACTIVATION_RELU)
                 for (int64_t q = 0; q < Q; q++) yrow[q] = yrow[q] < 0.0f ? 0.0f : yrow[q]; /* NaN stays */
-            }
         }
     }
 }
