@@ -8,7 +8,7 @@
  * straight from the input, the columns next to the padding from zero-padded strips.
  * Zero padding is skipped, never read: kernel rows above/below the input are left out and
  * (other strides) each tap only touches the columns it reads inside the input
- * (fconv_direct_rows).
+ * (fconv_direct_rows_strided).
  */
 #include "algo/direct.h"
 #include "core/dispatch.h"
@@ -203,7 +203,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
                         ys[t] = yn + ((k + t) * P + p) * Q;
                         taps[t] = ctx->w + (((k + t) * cg + c) * d->r + r) * d->s;
                     }
-                    fconv_direct_rows(&ctx->axis, nk, ys, xrow, taps, 1, 0, Q);
+                    fconv_direct_rows_strided(&ctx->axis, nk, ys, xrow, taps, 1, 0, Q);
                     k += nk;
                 }
             }
@@ -229,7 +229,7 @@ void fconv_direct_conv2d(const fconv_plan *plan, const float *x, const float *w,
         .k_blocks = (kg + DIRECT_K_BLOCK - 1) / DIRECT_K_BLOCK,
         .p_blocks = (plan->out_h + DIRECT_P_BLOCK - 1) / DIRECT_P_BLOCK,
         .axis = {.taps = d->s, .stride = d->stride_w, .pad = d->pad_left,
-                 .dilation = d->dilation_w, .in_w = d->w, .unit = 1},
+                 .dilation = d->dilation_w, .in_w = d->w},
     };
     fconv_parallel_2d(plan->threads, (size_t)(d->n * d->groups * ctx.k_blocks), (size_t)ctx.p_blocks,
                       conv2d_task, &ctx);

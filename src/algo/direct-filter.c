@@ -209,7 +209,7 @@ void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w,
                           FILTER_STREAM_BYTES ? FCONV_ROWS_STREAM : 0,
         /* y[i][j] = sum_{a,b} kc[a][b] * xe[i + off_h - (KH-1) + a][j + off_w - (KW-1) + b] */
         .axis = {.taps = f->kw, .stride = 1, .pad = f->kw - 1 - plan->off_w, .dilation = 1,
-                 .in_w = f->w, .unit = f->channels},
+                 .in_w = f->w},
     };
     fconv_parallel_2d(plan->threads, (size_t)((plan->out_h + FILTER_ROWS - 1) / FILTER_ROWS),
                       (size_t)ctx.chunks, filter_task, &ctx);
