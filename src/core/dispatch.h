@@ -144,34 +144,20 @@ void fconv_wino_f4_scatter_kernel__avx2(const float *src, size_t src_step, size_
 void fconv_wino_f4_scatter_kernel__avx512(const float *src, size_t src_step, size_t run, float *yrow,
                                           int64_t q0, int64_t out_w, const float *bias, int relu);
 
-/* The per-ISA Winograd tile transforms (kernels/winograd/winograd-tiles.c). */
-void fconv_wino_input_f2__scalar(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
-void fconv_wino_output_f2__scalar(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
-                              size_t ncols);
-void fconv_wino_input_f4__scalar(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
-void fconv_wino_output_f4__scalar(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
-                              size_t ncols);
-void fconv_wino_input_f6__scalar(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
-void fconv_wino_output_f6__scalar(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
-                              size_t ncols);
-void fconv_wino_input_f2__avx2(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
-void fconv_wino_output_f2__avx2(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
-                              size_t ncols);
-void fconv_wino_input_f4__avx2(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
-void fconv_wino_output_f4__avx2(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
-                              size_t ncols);
-void fconv_wino_input_f6__avx2(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
-void fconv_wino_output_f6__avx2(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
-                              size_t ncols);
-void fconv_wino_input_f2__avx512(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
-void fconv_wino_output_f2__avx512(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
-                              size_t ncols);
-void fconv_wino_input_f4__avx512(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
-void fconv_wino_output_f4__avx512(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
-                              size_t ncols);
-void fconv_wino_input_f6__avx512(const float *d, float *tmp, float *v, size_t v_step, size_t ld, size_t ncols);
-void fconv_wino_output_f6__avx512(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
-                              size_t ncols);
+/* The per-ISA Winograd tile transforms (kernels/winograd/winograd-tiles.c), fconv_wino_input_f4__avx2
+ * and so on: the two functions of F(m x m) for one ISA, then all three m for each ISA. */
+#define FCONV_DECLARE_WINO_TILES(isa, m)                                                               \
+    void fconv_wino_input_f##m##__##isa(const float *d, float *tmp, float *v, size_t v_step, size_t ld, \
+                                        size_t ncols);                                                  \
+    void fconv_wino_output_f##m##__##isa(const float *mm, size_t m_step, float *tmp, float *out,        \
+                                         size_t ld, size_t ncols);
+#define FCONV_DECLARE_WINO_TILES_ALL(isa) \
+    FCONV_DECLARE_WINO_TILES(isa, 2) FCONV_DECLARE_WINO_TILES(isa, 4) FCONV_DECLARE_WINO_TILES(isa, 6)
+FCONV_DECLARE_WINO_TILES_ALL(scalar)
+FCONV_DECLARE_WINO_TILES_ALL(avx2)
+FCONV_DECLARE_WINO_TILES_ALL(avx512)
+#undef FCONV_DECLARE_WINO_TILES_ALL
+#undef FCONV_DECLARE_WINO_TILES
 
 /* The per-ISA GEMM micro-kernels (kernels/gemm/gemm-ukernel.c) and their tile shapes. */
 void fconv_gemm_ukernel__scalar(size_t k, const float *a, const float *b, float *c, size_t ldc,
