@@ -13,9 +13,12 @@
 #include "core/dispatch.h"
 #include "core/parallel.h"
 
-/* Outputs at least this large are written with non-temporal stores: 4096^2 3x3 measured
- * 5.47 -> 5.24-5.43 ms on 2 threads (no read-for-ownership of 64 MB), while 2048^2 (16 MB,
- * partly cache-resident when the caller reads it back) measured 1.39 -> 1.59 ms. */
+/* Outputs at least this large are written with non-temporal stores by the one-row kernel:
+ * 4096^2 3x3 measured 5.47 -> 5.24-5.43 ms on 2 threads (no read-for-ownership of 64 MB),
+ * while 2048^2 (16 MB, partly cache-resident when the caller reads it back) measured 1.39 ->
+ * 1.59 ms. Never by the multi-row kernel: its 4 rows x 1.5 cache lines per block leave more
+ * lines partly written than the write-combining buffers hold, and 4096^2 5x5 and 7x7 ran
+ * 2x slower streamed (19.6 vs 9.3 ms, 26 vs 14 ms). */
 #define FILTER_STREAM_BYTES (32.0 * 1024 * 1024)
 
 /* Output floats per task: 16 KiB of outputs stay in L1 while the taps stream through. */
@@ -186,9 +189,9 @@ static void filter_task(const void *vctx, size_t ib, size_t jc) {
         for (int64_t a = 0; a < f->kh; a++) ts[a] = kernel_row(f, ctx->w, a, &step);
         for (int64_t t = 0; t < nin; t++) xs[t] = ctx->x + ((top + t) * f->w + cb - pad) * C;
         for (int64_t r = 0; r < nr; r++) ys[r] = ctx->y + ((i0 + r) * OW + cb) * C;
-        if (f->kh >= FILTER_MIN_KH)
+        if (f->kh >= FILTER_MIN_KH) /* never streamed: see FILTER_STREAM_BYTES */
             plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)((ce - cb) * C), xs, ts, step,
-                                              (size_t)f->kh, (size_t)f->kw, (size_t)C, ctx->stream);
+                                              (size_t)f->kh, (size_t)f->kw, (size_t)C, 0);
         else
             for (int64_t r = 0; r < nr; r++)
                 plan->kernels->direct_filter_rows(ys + r, 1, (size_t)((ce - cb) * C), xs + r, ts, step,
