@@ -248,6 +248,42 @@ KERNEL void conv2d_naive(GLOBAL const float *RESTRICT x, GLOBAL const float *RES
     }
 }
 
+/* The two GEMM kernels below share their 64 x 64 block tile: 16 x 16 threads, each a 4 x 4
+ * register tile at rows ty + 16 i, columns tx + 16 j. acc += the products of bk rows of
+ * As (row stride as, transposed weights) and Bs (row stride 64). */
+DEVICE_FN void fc_tile_madd(float acc[4][4], SHARED_PTR const float *As, i64 as, SHARED_PTR const float *Bs,
+                            int bk, i64 tx, i64 ty) {
+    for (int kk = 0; kk < bk; kk++) {
+        float a[4], bv[4];
+        for (int i = 0; i < 4; i++) a[i] = As[kk * as + ty + 16 * i];
+        for (int j = 0; j < 4; j++) bv[j] = Bs[kk * 64 + tx + 16 * j];
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) acc[i][j] += a[i] * bv[j];
+    }
+}
+
+/* The tile into y (N x K x PQ), bias and ReLU applied: row m0 + ty + 16 i (< Kg) is output
+ * channel k_base + that row; column nb + tx + 16 j (< ncols) is output n_off + that column,
+ * n = (image, pq). */
+DEVICE_FN void fc_tile_store(float acc[4][4], GLOBAL float *RESTRICT y, GLOBAL const float *RESTRICT bias,
+                             i64 relu, i64 k_base, i64 Kg, i64 K, i64 PQ, i64 m0, i64 nb, i64 ncols,
+                             i64 n_off, i64 tx, i64 ty) {
+    for (int i = 0; i < 4; i++) {
+        i64 m = m0 + ty + 16 * i;
+        if (m >= Kg) continue;
+        i64 ko = k_base + m;
+        for (int j = 0; j < 4; j++) {
+            i64 nn = nb + tx + 16 * j;
+            if (nn >= ncols) continue;
+            i64 nidx = n_off + nn, b = nidx / PQ, pq = nidx - b * PQ;
+            float v = acc[i][j];
+            if (bias) v += bias[ko];
+            if (relu && v < 0.0f) v = 0.0f;
+            y[(b * K + ko) * PQ + pq] = v;
+        }
+    }
+}
+
 /* Implicit GEMM, per group: Y[m][n] = sum_kk W[m][kk] * X[kk][n] with m an output channel of
  * the group, n = (b, p, q) and kk = (c, r, s); X is never formed: each BK x BN tile is
  * gathered from x with stride, padding and dilation. Blocks of 16 x 16 threads make a
@@ -295,29 +331,10 @@ KERNEL void conv2d_implicit_gemm(GLOBAL const float *RESTRICT x, GLOBAL const fl
                         Bs[kk * IG_BN + nn] = v;
                     }
                     BARRIER();
-                    for (int kk = 0; kk < IG_BK; kk++) {
-                        float a[4], bv[4];
-                        for (int i = 0; i < 4; i++) a[i] = As[kk * (IG_BM + 1) + ty + 16 * i];
-                        for (int j = 0; j < 4; j++) bv[j] = Bs[kk * IG_BN + tx + 16 * j];
-                        for (int i = 0; i < 4; i++)
-                            for (int j = 0; j < 4; j++) acc[i][j] += a[i] * bv[j];
-                    }
+                    fc_tile_madd(acc, As, IG_BM + 1, Bs, IG_BK, tx, ty);
                     BARRIER();
                 }
-                for (int i = 0; i < 4; i++) {
-                    i64 m = m0 + ty + 16 * i;
-                    if (m >= Kg) continue;
-                    i64 ko = grp * Kg + m;
-                    for (int j = 0; j < 4; j++) {
-                        i64 nidx = n0 + tx + 16 * j;
-                        if (nidx >= NC) continue;
-                        i64 b = nidx / PQ, pq = nidx - b * PQ;
-                        float v = acc[i][j];
-                        if (bias) v += bias[ko];
-                        if (relu && v < 0.0f) v = 0.0f;
-                        y[(b * K + ko) * PQ + pq] = v;
-                    }
-                }
+                fc_tile_store(acc, y, bias, relu, grp * Kg, Kg, K, PQ, m0, n0, NC, 0, tx, ty);
             }
 }
 
@@ -527,29 +544,10 @@ KERNEL void conv2d_gemm_cols(GLOBAL const float *RESTRICT cols, GLOBAL const flo
                         Bs[kk * 64 + nn] = (nidx < ncc && kd < KD) ? B[kd * ncc + nidx] : 0.0f;
                     }
                     BARRIER();
-                    for (int kk = 0; kk < GM_BK; kk++) {
-                        float a[4], bv[4];
-                        for (int i = 0; i < 4; i++) a[i] = As[kk * GM_AS + ty + 16 * i];
-                        for (int j = 0; j < 4; j++) bv[j] = Bs[kk * 64 + tx + 16 * j];
-                        for (int i = 0; i < 4; i++)
-                            for (int j = 0; j < 4; j++) acc[i][j] += a[i] * bv[j];
-                    }
+                    fc_tile_madd(acc, As, GM_AS, Bs, GM_BK, tx, ty);
                     BARRIER();
                 }
-                for (int i = 0; i < 4; i++) {
-                    i64 m = m0 + ty + 16 * i;
-                    if (m >= Kg) continue;
-                    i64 ko = grp * Kg + m;
-                    for (int j = 0; j < 4; j++) {
-                        i64 nn = nb + tx + 16 * j;
-                        if (nn >= ncc) continue;
-                        i64 nidx = n0 + nn, b = nidx / PQ, pq = nidx - b * PQ;
-                        float v = acc[i][j];
-                        if (bias) v += bias[ko];
-                        if (relu && v < 0.0f) v = 0.0f;
-                        y[(b * K + ko) * PQ + pq] = v;
-                    }
-                }
+                fc_tile_store(acc, y, bias, relu, grp * Kg, Kg, K, PQ, m0, nb, ncc, n0, tx, ty);
             }
 }
 

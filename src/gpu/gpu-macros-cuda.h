@@ -8,6 +8,7 @@
 #define RESTRICT __restrict__
 #define DEVICE_FN static __device__ __forceinline__
 #define SHARED_ARRAY(type, name, n) __shared__ type name[n]
+#define SHARED_PTR
 #define BARRIER() __syncthreads()
 #define LID(d) ((i64)((d) == 0 ? threadIdx.x : (d) == 1 ? threadIdx.y : threadIdx.z))
 #define LSIZE(d) ((i64)((d) == 0 ? blockDim.x : (d) == 1 ? blockDim.y : blockDim.z))

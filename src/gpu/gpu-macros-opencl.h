@@ -7,6 +7,7 @@
 #define RESTRICT restrict
 #define DEVICE_FN static inline
 #define SHARED_ARRAY(type, name, n) __local type name[n]
+#define SHARED_PTR __local
 #define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #define LID(d) ((i64)get_local_id(d))
 #define LSIZE(d) ((i64)get_local_size(d))
