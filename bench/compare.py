@@ -315,10 +315,80 @@ def main():
                 f"(one process: start, reading the image and writing twenty 28 MB .npy files included) "
                 f"{seed[0]:.0f} ms vs twenty in-process cv2.filter2D {seed[1]:.0f} ms: "
                 f"ratio {seed[1] / seed[0]:.2f}.{in_process}{algo}"]
+    out += targets(rows, seed, bw)
     out += ["", f"Plots: {a.plots}/time_vs_kernel.png, {a.plots}/gflops_per_layer.png.", END]
     write_block(a.out, "\n".join(out))
     plots(rows, a.plots, peak, bw)
     print(f"compare: wrote {a.out} and plots under {a.plots}", file=sys.stderr)
+
+
+def targets(rows, seed, bw):
+    """Issue 4's targets, checked against this run's rows: one line each, met or missed by how much."""
+    by = {}
+    for r in rows:
+        by.setdefault(r["args"], {})[r["peer"]] = r
+
+    def ratio(args, peer):
+        r = by.get(args, {}).get(peer)
+        return r["peer_ms"] / r["fastconv_ms"] if r and r["peer_ms"] else None
+
+    def line(name, value, goal, unit="x"):
+        if value is None:
+            return f"| {name} | not in this run | {goal}{unit} | — |"
+        return f"| {name} | {value:.2f}{unit} | {goal}{unit} | {'met' if value >= goal else 'missed'} |"
+
+    out = ["", "### Issue 4's targets in this run", "",
+           "| target | measured | goal | |", "|---|---|---|---|"]
+    for size, k, goal in (("4096x4096", 3, 2.0), ("2048x2048", 7, 4.0), ("2048x2048", 11, 4.0)):
+        out.append(line(f"{size} {k}x{k} vs cv2.filter2D", ratio(f"filter --size {size} --kernel {k}x{k}", "cv2.filter2D"), goal))
+    for size in ("2048x2048", "4096x4096"):
+        args = f"filter --size {size} --kernel 31x31"
+        rs = [ratio(args, p) for p in ("cv2.filter2D", "scipy.signal.fftconvolve", "scipy.signal.oaconvolve")]
+        rs = [v for v in rs if v]
+        out.append(line(f"{size} 31x31 vs the best of scipy and OpenCV", min(rs) if rs else None, 3.0))
+    out.append(line("RGB 1024² 5x5 vs cv2.filter2D", ratio("filter --size 1024x1024x3 --kernel 5x5", "cv2.filter2D"), 3.0))
+    out.append(line("1D 10^7 x 255 vs numpy.convolve", ratio("conv1d --size 10000000 --kernel 255 --mode same", "numpy.convolve"), 10.0))
+    r8 = by.get("conv1d --size 100000000 --kernel 3 --mode same", {})
+    if r8:
+        ms = next(iter(r8.values()))["fastconv_ms"]
+        bound = 8e8 / (bw * 1e9) * 1e3  # read + write 4 bytes a sample at the non-temporal copy rate
+        out.append(f"| 1D 10^8 x 3, time / bandwidth bound ({bound:.1f} ms) | {ms / bound:.2f} | ≤ 1.25 | "
+                   f"{'met' if ms / bound <= 1.25 else 'missed'} |")
+    conv = {}
+    for args, peers in by.items():
+        if not args.startswith("conv2d") or "few-channel" == next(iter(peers.values()))["group"]:
+            continue
+        w = args.split()
+        r, s_ = (int(v) for v in w[w.index("--filters") + 1].split("x")[1:])
+        strided = "--stride" in w and w[w.index("--stride") + 1] != "1"
+        kind = "3x3" if r == 3 and not strided else "1x1 and strided"
+        dnn = [ratio(args, p) for p in ("oneDNN direct", "oneDNN winograd")]
+        dnn = min(v for v in dnn if v) if any(dnn) else None
+        conv.setdefault(kind, []).append((args, dnn, ratio(args, "torch conv2d NCHW")))
+    layers = conv.get("3x3", [])
+    if layers:
+        ok_d = [a for a, d, t in layers if d is not None and d >= 1.1]
+        ok_t = [a for a, d, t in layers if t is not None and t >= 2.0]
+        worst = min(layers, key=lambda x: x[1] or 0)
+        out.append(f"| 3x3 layers ≥ 1.1x the faster oneDNN | {len(ok_d)} of {len(layers)} (worst {worst[1]:.2f}x, "
+                   f"`{worst[0]}`) | all | {'met' if len(ok_d) == len(layers) else 'missed'} |")
+        worst = min(layers, key=lambda x: x[2] or 0)
+        out.append(f"| 3x3 layers ≥ 2x torch NCHW | {len(ok_t)} of {len(layers)} (worst {worst[2]:.2f}x, "
+                   f"`{worst[0]}`) | all | {'met' if len(ok_t) == len(layers) else 'missed'} |")
+    layers = conv.get("1x1 and strided", [])
+    if layers:
+        ok = [a for a, d, t in layers if d is not None and d >= 0.95]
+        worst = min(layers, key=lambda x: x[1] or 0)
+        out.append(f"| 1x1 and strided layers ≥ 0.95x oneDNN | {len(ok)} of {len(layers)} (worst {worst[1]:.2f}x, "
+                   f"`{worst[0]}`) | all | {'met' if len(ok) == len(layers) else 'missed'} |")
+    for args, peers in by.items():
+        if next(iter(peers.values()))["group"] == "few-channel":
+            rs = [ratio(args, p) for p in peers if by[args][p]["peer_ms"]]
+            out.append(line(f"few-channel `{args}` vs every peer", min(rs) if rs else None, 5.0))
+    one = by.get("filter --size 1157x2048x3 --kernel 15x15 --correlate --border reflect", {}).get("cv2.filter2D")
+    if seed and one:
+        out.append(line("seed 004 in process vs twenty cv2.filter2D", seed[1] / (20 * one["fastconv_ms"]), 3.0))
+    return out
 
 
 def plots(rows, folder, peak, bw):
