@@ -44,29 +44,29 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_kernel)(const float *xr, int64_t col0
     gather_scalar(xr, col0, w, r, run, dst, dst_step);
 }
 
-/* Output column q of a tile row, its bias and ReLU as output_channel applies them. */
-static inline float finish(float v, const float *bias, int relu) {
-    if (bias) v += *bias;
-    return relu && v < 0.0f ? 0.0f : v; /* NaN stays NaN */
-}
-
 void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_kernel)(const float *src, size_t src_step, size_t run,
                                                     float *yrow, int64_t q0, int64_t out_w,
                                                     const float *bias, int relu) {
     assert(src && yrow && q0 >= 0 && src_step >= run);
-    size_t r = 0;
-    for (; r + VF_LANES <= run && q0 + 4 * (int64_t)(r + VF_LANES) <= out_w; r += VF_LANES) {
+    /* VF_LANES tiles at a time; a block that would pass the row's end, or the last, shorter
+     * one, is interleaved into a buffer and only what exists is copied out. */
+    for (size_t r = 0; r < run;) {
+        const size_t n = run - r < VF_LANES ? run - r : VF_LANES;
+        const int64_t q = q0 + 4 * (int64_t)r, avail = out_w - q;
         vf v[4];
         for (size_t j = 0; j < 4; j++) {
-            v[j] = vf_loadu(src + j * src_step + r);
+            v[j] = n == VF_LANES ? vf_loadu(src + j * src_step + r) : vf_loadu_partial(src + j * src_step + r, n);
             if (bias) v[j] = vf_add(v[j], vf_set1(*bias));
             if (relu) v[j] = vf_max(vf_zero(), v[j]); /* NaN in v[j] gives v[j] */
         }
-        vf_interleave4(v, yrow + q0 + 4 * (int64_t)r);
-    }
-    for (; r < run; r++)
-        for (size_t j = 0; j < 4; j++) {
-            int64_t q = q0 + 4 * (int64_t)r + (int64_t)j;
-            if (q < out_w) yrow[q] = finish(src[j * src_step + r], bias, relu);
+        if (n == VF_LANES && avail >= 4 * VF_LANES) {
+            vf_interleave4(v, yrow + q);
+        } else {
+            float buf[4 * VF_LANES];
+            vf_interleave4(v, buf);
+            const int64_t count = avail < 4 * (int64_t)n ? avail : 4 * (int64_t)n;
+            for (int64_t i = 0; i < count; i++) yrow[q + i] = buf[i];
         }
+        r += n;
+    }
 }
