@@ -33,50 +33,14 @@ struct conv2d_ctx {
 /* Kernel rows ((c, r) pairs) per call of the SIMD kernel: bounds the pointer arrays. */
 #define ROWS_PER_CALL 64
 
-/* Output row p of channels [k0, k1), columns [qa, qb) (stride 1, every tap inside the input
- * row): y = sum over the input rows inside the image (at least one) of all their taps, by
- * the dispatched kernel, four channels per call. */
-static void interior_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p, int64_t k0,
-                             int64_t k1, int64_t qa, int64_t qb) {
-    const fconv_conv2d_desc *d = &ctx->plan->conv2d;
-    const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
-    const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
-    float *yn = ctx->y + n * d->k * P * Q;
-    for (int64_t k = k0; k < k1; k += 4) {
-        const size_t nk = (size_t)fconv_direct_min(4, k1 - k);
-        float *ys[4];
-        for (size_t t = 0; t < nk; t++) ys[t] = yn + ((k + (int64_t)t) * P + p) * Q + qa;
-        const float *xs[ROWS_PER_CALL], *ts[ROWS_PER_CALL];
-        size_t nrows = 0;
-        int flags = 0; /* the first call writes y, the others add to it */
-        for (int64_t c = 0; c < cg; c++) {
-            for (int64_t r = 0; r < d->r; r++) {
-                int64_t ih = p * d->stride_h - d->pad_top + r * d->dilation_h;
-                if (ih < 0 || ih >= d->h) continue; /* a padding row: contributes zero */
-                xs[nrows] = xg + (c * d->h + ih) * d->w + (qa - d->pad_left);
-                ts[nrows] = ctx->w + ((k * cg + c) * d->r + r) * d->s;
-                if (++nrows == ROWS_PER_CALL) {
-                    ctx->plan->kernels->direct_rows(ys, nk, (size_t)(qb - qa), xs, ts, 1, cg * d->r * d->s,
-                                                    nrows, (size_t)d->s, (size_t)d->dilation_w, flags);
-                    nrows = 0;
-                    flags = FCONV_ROWS_ACCUMULATE;
-                }
-            }
-        }
-        if (nrows)
-            ctx->plan->kernels->direct_rows(ys, nk, (size_t)(qb - qa), xs, ts, 1, cg * d->r * d->s, nrows,
-                                            (size_t)d->s, (size_t)d->dilation_w, flags);
-    }
-}
-
 /* Floats of the stack strip the edge columns are computed from (32 KiB). */
 #define EDGE_STRIP_FLOATS 8192
 
-/* y (+)= the strips' rows (input row r of channel c each) for channels [k0, k1), columns
- * [q0, q1): the strips serve every group of four channels. flags: the kernel's. */
-static void edge_strip_rows(const struct conv2d_ctx *ctx, float *yn, int64_t p, int64_t k0, int64_t k1,
-                            int64_t q0, int64_t q1, const float *const *xs, const int64_t *cs,
-                            const int64_t *rs, size_t nrows, int flags) {
+/* y (+)= nrows input rows (row rs[i] of channel cs[i] each) for channels [k0, k1), columns
+ * [q0, q1): the same rows serve every group of four channels. flags: the kernel's. */
+static void rows_call(const struct conv2d_ctx *ctx, float *yn, int64_t p, int64_t k0, int64_t k1, int64_t q0,
+                      int64_t q1, const float *const *xs, const int64_t *cs, const int64_t *rs, size_t nrows,
+                      int flags) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
     const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
     for (int64_t k = k0; k < k1; k += 4) {
@@ -90,42 +54,19 @@ static void edge_strip_rows(const struct conv2d_ctx *ctx, float *yn, int64_t p, 
     }
 }
 
-/* Output row p of channels [k0, k1), columns [q0, q1) next to the padding (stride 1). The
- * input each (c, r) row contributes to them, zero outside the row, is copied into a stack
- * strip, and the SIMD kernel runs over the strips as over the interior: a per-output
- * scalar loop over every tap was 20% of a 3 -> 64 channel 224² layer. Strips too wide for
- * the stack (huge dilated kernels) take that loop instead. y = the sum, as in
- * interior_columns (some input row is inside the image). */
-static void edge_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p, int64_t k0,
-                         int64_t k1, int64_t q0, int64_t q1) {
-    if (q0 >= q1) return;
+/* Output row p of channels [k0, k1), columns [q0, q1) (stride 1): y = the sum over the input
+ * rows inside the image (at least one) of all their taps, by the dispatched kernel, four
+ * channels per call, up to ROWS_PER_CALL rows per call. Interior columns (strip NULL: every
+ * tap inside the row) read the input in place; columns next to the padding read a copy of
+ * what they need, zero outside the row, in strip (rows of `width` floats). */
+static void sum_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p, int64_t k0, int64_t k1,
+                        int64_t q0, int64_t q1, float *strip, int64_t width) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
     const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * P * Q;
-    const int64_t width = q1 - q0 + (d->s - 1) * d->dilation_w; /* floats per strip row */
-    if (width * ROWS_PER_CALL > EDGE_STRIP_FLOATS) {
-        for (int64_t k = k0; k < k1; k++)
-            for (int64_t q = q0; q < q1; q++) {
-                float acc = 0.0f;
-                for (int64_t c = 0; c < cg; c++)
-                    for (int64_t r = 0; r < d->r; r++) {
-                        int64_t ih = p * d->stride_h - d->pad_top + r * d->dilation_h;
-                        if (ih < 0 || ih >= d->h) continue;
-                        const float *xrow = xg + (c * d->h + ih) * d->w;
-                        const float *wr = ctx->w + ((k * cg + c) * d->r + r) * d->s;
-                        for (int64_t s = 0; s < d->s; s++) {
-                            int64_t iw = q - d->pad_left + s * d->dilation_w;
-                            if (iw >= 0 && iw < d->w) acc += wr[s] * xrow[iw];
-                        }
-                    }
-                yn[(k * P + p) * Q + q] = acc;
-            }
-        return;
-    }
-    float strip[EDGE_STRIP_FLOATS];
     const float *xs[ROWS_PER_CALL];
-    int64_t cs[ROWS_PER_CALL], rs[ROWS_PER_CALL]; /* the (c, r) of each strip row */
+    int64_t cs[ROWS_PER_CALL], rs[ROWS_PER_CALL]; /* the (c, r) of each row */
     size_t nrows = 0;
     int flags = 0; /* the first call writes y, the others add to it */
     for (int64_t c = 0; c < cg; c++) {
@@ -133,22 +74,61 @@ static void edge_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int
             int64_t ih = p * d->stride_h - d->pad_top + r * d->dilation_h;
             if (ih < 0 || ih >= d->h) continue; /* a padding row: contributes zero */
             const float *xrow = xg + (c * d->h + ih) * d->w;
-            float *srow = strip + (int64_t)nrows * width;
-            for (int64_t e = 0; e < width; e++) {
-                int64_t iw = q0 - d->pad_left + e;
-                srow[e] = iw >= 0 && iw < d->w ? xrow[iw] : 0.0f;
+            if (strip) {
+                float *srow = strip + (int64_t)nrows * width;
+                for (int64_t e = 0; e < width; e++) {
+                    int64_t iw = q0 - d->pad_left + e;
+                    srow[e] = iw >= 0 && iw < d->w ? xrow[iw] : 0.0f;
+                }
+                xs[nrows] = srow;
+            } else {
+                xs[nrows] = xrow + (q0 - d->pad_left);
             }
-            xs[nrows] = srow;
             cs[nrows] = c;
             rs[nrows] = r;
             if (++nrows == ROWS_PER_CALL) {
-                edge_strip_rows(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags);
+                rows_call(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags);
                 nrows = 0;
                 flags = FCONV_ROWS_ACCUMULATE;
             }
         }
     }
-    if (nrows) edge_strip_rows(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags);
+    if (nrows) rows_call(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags);
+}
+
+/* Output row p of channels [k0, k1), columns [q0, q1) next to the padding (stride 1), as
+ * sum_columns from a stack strip: the SIMD kernel runs over them as over the interior (a
+ * per-output scalar loop over every tap was 20% of a 3 -> 64 channel 224² layer). Strips
+ * too wide for the stack (huge dilated kernels) take that loop instead. */
+static void edge_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p, int64_t k0,
+                         int64_t k1, int64_t q0, int64_t q1) {
+    if (q0 >= q1) return;
+    const fconv_conv2d_desc *d = &ctx->plan->conv2d;
+    const int64_t width = q1 - q0 + (d->s - 1) * d->dilation_w; /* floats per strip row */
+    if (width * ROWS_PER_CALL <= EDGE_STRIP_FLOATS) {
+        float strip[EDGE_STRIP_FLOATS];
+        sum_columns(ctx, n, g, p, k0, k1, q0, q1, strip, width);
+        return;
+    }
+    const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
+    const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
+    float *yn = ctx->y + n * d->k * P * Q;
+    for (int64_t k = k0; k < k1; k++)
+        for (int64_t q = q0; q < q1; q++) {
+            float acc = 0.0f;
+            for (int64_t c = 0; c < cg; c++)
+                for (int64_t r = 0; r < d->r; r++) {
+                    int64_t ih = p * d->stride_h - d->pad_top + r * d->dilation_h;
+                    if (ih < 0 || ih >= d->h) continue;
+                    const float *xrow = xg + (c * d->h + ih) * d->w;
+                    const float *wr = ctx->w + ((k * cg + c) * d->r + r) * d->s;
+                    for (int64_t s = 0; s < d->s; s++) {
+                        int64_t iw = q - d->pad_left + s * d->dilation_w;
+                        if (iw >= 0 && iw < d->w) acc += wr[s] * xrow[iw];
+                    }
+                }
+            yn[(k * P + p) * Q + q] = acc;
+        }
 }
 
 /* i = (n * groups + g) * k_blocks + kb; j = the row block. */
@@ -184,7 +164,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
         if (stride1) {
             int64_t qa = fconv_direct_min(d->pad_left, Q);
             int64_t qb = fconv_direct_min(fconv_direct_max(d->w + d->pad_left - (d->s - 1) * d->dilation_w, qa), Q);
-            if (qa < qb) interior_columns(ctx, n, g, p, k0, k1, qa, qb);
+            if (qa < qb) sum_columns(ctx, n, g, p, k0, k1, qa, qb, NULL, 0);
             else qa = qb = Q; /* no interior: the edge loop takes every column */
             edge_columns(ctx, n, g, p, k0, k1, 0, qa);
             edge_columns(ctx, n, g, p, k0, k1, qb, Q);
