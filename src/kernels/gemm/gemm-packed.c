@@ -137,7 +137,7 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
      * possible (packing A is paid once per block). */
     const size_t nr = kern->gemm_nr, t = threads > 1 ? (size_t)threads : 1;
     /* Even row blocks: 512 rows were 144+144+144+80, one thread 29% longer than the other. */
-    const size_t mr = kern->gemm_mr, even = (m + (m + MC - 1) / MC - 1) / ((m + MC - 1) / MC);
+    const size_t mr = kern->gemm_mr, fewest = (m + MC - 1) / MC, even = (m + fewest - 1) / fewest;
     const size_t mc = (even + mr - 1) / mr * mr, m_blocks = (m + mc - 1) / mc;
     size_t n_blocks = m_blocks >= t ? 1 : (t + m_blocks - 1) / m_blocks;
     if (n_blocks * m_blocks % t) n_blocks = t;
