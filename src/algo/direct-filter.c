@@ -31,7 +31,7 @@ struct filter_ctx {
     int64_t chunk_cols; /* output columns per task */
     int64_t chunks;     /* tasks per output row */
     int stream;         /* FCONV_ROWS_STREAM for the interior, or 0 */
-    struct fconv_direct_axis axis;
+    int64_t pad;        /* output column j reads input columns j - pad .. j - pad + kw - 1 */
 };
 
 /* Taps of kernel row a in correlation orientation: kc[a][b] = taps[b * *step]. Convolution
@@ -79,7 +79,7 @@ static void edge_columns(const struct filter_ctx *ctx, int64_t i0, int64_t nr, i
     if (j0 >= j1) return;
     const fconv_plan *plan = ctx->plan;
     const fconv_filter2d_desc *f = &plan->filter;
-    const int64_t C = f->channels, OW = plan->out_w, pad = ctx->axis.pad;
+    const int64_t C = f->channels, OW = plan->out_w, pad = ctx->pad;
     const int64_t top = i0 + plan->off_h - (f->kh - 1); /* first input row read */
     const int64_t nin = f->kh + nr - 1, cols = j1 - j0 + f->kw - 1;
     ptrdiff_t step = 1;
@@ -117,7 +117,7 @@ static void edge_columns(const struct filter_ctx *ctx, int64_t i0, int64_t nr, i
 static void filter_row(const struct filter_ctx *ctx, int64_t i, int64_t jc) {
     const fconv_plan *plan = ctx->plan;
     const fconv_filter2d_desc *f = &plan->filter;
-    const int64_t C = f->channels, OW = plan->out_w, pad = ctx->axis.pad;
+    const int64_t C = f->channels, OW = plan->out_w, pad = ctx->pad;
     const int64_t j0 = jc * ctx->chunk_cols, j1 = fconv_direct_min(j0 + ctx->chunk_cols, OW);
     float *yrow = ctx->y + i * OW * C;
 
@@ -171,7 +171,7 @@ static void filter_task(const void *vctx, size_t ib, size_t jc) {
     const struct filter_ctx *ctx = vctx;
     const fconv_plan *plan = ctx->plan;
     const fconv_filter2d_desc *f = &plan->filter;
-    const int64_t C = f->channels, OW = plan->out_w, pad = ctx->axis.pad;
+    const int64_t C = f->channels, OW = plan->out_w, pad = ctx->pad;
     const int64_t i0 = (int64_t)ib * FILTER_ROWS, i1 = fconv_direct_min(i0 + FILTER_ROWS, plan->out_h);
     const int64_t top = i0 + plan->off_h - (f->kh - 1); /* first input row of the block */
     const int64_t nr = i1 - i0, nin = f->kh + nr - 1;
@@ -211,8 +211,7 @@ void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w,
         .stream = (double)plan->out_h * (double)plan->out_w * (double)f->channels * sizeof(float) >=
                           FILTER_STREAM_BYTES ? FCONV_ROWS_STREAM : 0,
         /* y[i][j] = sum_{a,b} kc[a][b] * xe[i + off_h - (KH-1) + a][j + off_w - (KW-1) + b] */
-        .axis = {.taps = f->kw, .stride = 1, .pad = f->kw - 1 - plan->off_w, .dilation = 1,
-                 .in_w = f->w},
+        .pad = f->kw - 1 - plan->off_w,
     };
     fconv_parallel_2d(plan->threads, (size_t)((plan->out_h + FILTER_ROWS - 1) / FILTER_ROWS),
                       (size_t)ctx.chunks, filter_task, &ctx);
