@@ -30,21 +30,23 @@ static double direct_cost(const fconv_plan *plan) {
     if (plan->kind == FCONV_KIND_CONV2D) {
         const fconv_conv2d_desc *d = &plan->conv2d;
         int64_t kg = d->k / d->groups;
+        double channels_per_setup = 1.0; /* output channels sharing one row set-up */
         if (d->stride_w != 1)
             rate = 3e9; /* strided loads, one tap per pass */
         else if (d->s == 1)
             rate = kg >= 4 ? 6e9 : 3e9;
-        else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && (d->c / d->groups) * d->r <= 64)
+        else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && (d->c / d->groups) * d->r <= 64) {
             /* Few channels: every (c, r) row of an output row in one SIMD kernel call for
              * four output channels, the output read and written once. Measured (2 threads,
              * AVX2): 3->1 channels 1024² 3x3 1.03 ms (~14 G/s per thread), 3->16 512², 3->64
              * 224² and 8->8 256² 5x5 ~20-23 G/s. */
             rate = kg >= 4 ? 22e9 : 14e9;
-        else
+            channels_per_setup = 4.0; /* one row set-up per call, four channels per call */
+        } else {
             rate = kg >= 4 ? 10e9 : 5e9;
+        }
         rows = (double)d->n * (double)d->k * (double)plan->out_h * (double)(d->c / d->groups) *
-               (double)d->r;
-        if (rate > 10e9) rows /= 4.0; /* one row set-up per call, four channels per call */
+               (double)d->r / channels_per_setup;
         tasks = (double)d->n * (double)d->groups * (double)((kg + 7) / 8) *
                 (double)((plan->out_h + 3) / 4);
     } else {
