@@ -1,9 +1,11 @@
 /*
  * gemm-packed.c — fconv_gemm on fastconv's own micro-kernel (gemm-ukernel.c, dispatched per
- * ISA), in the BLIS loop order: C is cut into jobs of whole MC-row x NB-column blocks shared
- * out on the caller's threads; a job walks k in KC steps, packs its B block into NR-column
- * slivers (kept in L2 while every A sliver passes over it), packs MC rows of A into MR-row
- * slivers, and runs the micro-kernel with one B sliver in L1 against each A sliver.
+ * ISA), in the BLIS loop order: C is cut into one job per thread, by columns first (a job
+ * packs only its own columns of B) and by rows only where the columns run out; a job walks
+ * its columns in chunks of at most NC and k in KC steps, packs that B block once into
+ * NR-column slivers (kept in L2 while every A sliver of every row block passes over it),
+ * packs MC rows of A at a time into MR-row slivers, and runs the micro-kernel with one B
+ * sliver in L1 against each A sliver.
  *
  * Every element of C is summed in the same order however C is cut (KC depends on k alone,
  * and the micro-kernel adds p in order), so the job grid can follow the thread count while
@@ -19,6 +21,8 @@
 #define KC_MAX (KC + KC / 4)
 #define NC 512
 #define MC 144
+/* The fewest columns a job is cut to before jobs are cut by rows instead. */
+#define MIN_JOB_COLS 64
 
 static _Thread_local _Alignas(64) float pack_a[MC * KC_MAX];
 static _Thread_local _Alignas(64) float pack_b[NC * KC_MAX];
@@ -28,8 +32,8 @@ struct packed_ctx {
     int trans_a, trans_b, accumulate;
     size_t m, n, k, lda, ldb, ldc;
     size_t kc;              /* the k step: k alone decides it (see the file comment) */
-    size_t nb, n_blocks;    /* job grid: NB-column blocks (multiple of NR) x mc-row blocks */
-    size_t mc;              /* rows per block: m in even blocks of at most MC, multiple of MR */
+    size_t nb, n_blocks;    /* job grid: NB-column blocks (multiple of NR) x row groups */
+    size_t job_rows;        /* rows per group, a multiple of MR */
     const float *a, *b;
     float *c;
 };
@@ -90,11 +94,13 @@ static void pack_b_block(const struct packed_ctx *g, size_t p0, size_t kc, size_
 static void packed_job(const void *vctx, size_t job) {
     const struct packed_ctx *g = vctx;
     const size_t mr = g->kern->gemm_mr, nr = g->kern->gemm_nr;
-    const size_t i0 = (job / g->n_blocks) * g->mc, j0 = (job % g->n_blocks) * g->nb;
-    const size_t rows = g->m - i0 < g->mc ? g->m - i0 : g->mc;
+    const size_t i_begin = (job / g->n_blocks) * g->job_rows, j0 = (job % g->n_blocks) * g->nb;
+    const size_t job_rows = g->m - i_begin < g->job_rows ? g->m - i_begin : g->job_rows;
     const size_t block_cols = g->n - j0 < g->nb ? g->n - j0 : g->nb;
-    /* The block in even chunks of at most NC columns (a thin last chunk would pack A for
-     * little work). */
+    /* Rows in even blocks of at most MC (512 rows were 144+144+144+80), columns in even
+     * chunks of at most NC (a thin last chunk would pack A for little work). */
+    const size_t row_blocks = (job_rows + MC - 1) / MC;
+    const size_t mc = ((job_rows + row_blocks - 1) / row_blocks + mr - 1) / mr * mr;
     const size_t chunks = (block_cols + NC - 1) / NC;
     const size_t chunk = ((block_cols + chunks - 1) / chunks + nr - 1) / nr * nr;
     for (size_t jc = 0; jc < block_cols; jc += chunk) {
@@ -103,13 +109,16 @@ static void packed_job(const void *vctx, size_t job) {
             const size_t kc = g->k - p0 < g->kc ? g->k - p0 : g->kc;
             const int acc = p0 > 0 || g->accumulate;
             pack_b_block(g, p0, kc, j0 + jc, cols);
-            pack_a_block(g, i0, rows, p0, kc);
-            for (size_t js = 0; js < cols; js += nr) {
-                const size_t live_n = cols - js < nr ? cols - js : nr;
-                float *c = g->c + i0 * g->ldc + j0 + jc + js;
-                for (size_t is = 0; is < rows; is += mr)
-                    g->kern->gemm_ukernel(kc, pack_a + is * kc, pack_b + js * kc, c + is * g->ldc,
-                                          g->ldc, acc, rows - is < mr ? rows - is : mr, live_n);
+            for (size_t i0 = i_begin; i0 < i_begin + job_rows; i0 += mc) {
+                const size_t rows = i_begin + job_rows - i0 < mc ? i_begin + job_rows - i0 : mc;
+                pack_a_block(g, i0, rows, p0, kc);
+                for (size_t js = 0; js < cols; js += nr) {
+                    const size_t live_n = cols - js < nr ? cols - js : nr;
+                    float *c = g->c + i0 * g->ldc + j0 + jc + js;
+                    for (size_t is = 0; is < rows; is += mr)
+                        g->kern->gemm_ukernel(kc, pack_a + is * kc, pack_b + js * kc, c + is * g->ldc,
+                                              g->ldc, acc, rows - is < mr ? rows - is : mr, live_n);
+                }
             }
         }
     }
@@ -133,18 +142,17 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
                 for (size_t j = 0; j < n; j++) c[i * ldc + j] = 0.0f;
         return;
     }
-    /* Enough column blocks that the jobs divide evenly among the threads, each as wide as
-     * possible (packing A is paid once per block). */
-    const size_t nr = kern->gemm_nr, t = threads > 1 ? (size_t)threads : 1;
-    /* Even row blocks: 512 rows were 144+144+144+80, one thread 29% longer than the other. */
-    const size_t mr = kern->gemm_mr, fewest = (m + MC - 1) / MC, even = (m + fewest - 1) / fewest;
-    const size_t mc = (even + mr - 1) / mr * mr, m_blocks = (m + mc - 1) / mc;
-    size_t n_blocks = m_blocks >= t ? 1 : (t + m_blocks - 1) / m_blocks;
-    if (n_blocks * m_blocks % t) n_blocks = t;
-    size_t nb = (n + n_blocks - 1) / n_blocks;
-    nb = (nb + nr - 1) / nr * nr;
+    /* One job per thread, cut by columns while each keeps at least MIN_JOB_COLS of them
+     * (every job packs its own B columns once; cut by rows, each would pack all of B), then
+     * by rows. */
+    const size_t nr = kern->gemm_nr, mr = kern->gemm_mr, t = threads > 1 ? (size_t)threads : 1;
+    size_t n_blocks = n / MIN_JOB_COLS < t ? n / MIN_JOB_COLS : t;
+    if (n_blocks == 0) n_blocks = 1;
+    size_t nb = ((n + n_blocks - 1) / n_blocks + nr - 1) / nr * nr;
     n_blocks = (n + nb - 1) / nb;
+    const size_t groups = (t + n_blocks - 1) / n_blocks;
+    const size_t job_rows = ((m + groups - 1) / groups + mr - 1) / mr * mr, m_groups = (m + job_rows - 1) / job_rows;
     struct packed_ctx g = {kern, trans_a, trans_b, accumulate, m, n, k, lda, ldb, ldc,
-                           k_step(k), nb, n_blocks, mc, a, b, c};
-    fconv_parallel_1d(threads, m_blocks * n_blocks, packed_job, &g);
+                           k_step(k), nb, n_blocks, job_rows, a, b, c};
+    fconv_parallel_1d(threads, m_groups * n_blocks, packed_job, &g);
 }
