@@ -58,6 +58,13 @@ typedef void (*fconv_gemm_ukernel_fn)(size_t k, const float *a, const float *b, 
                                       int accumulate, size_t mr, size_t nr);
 
 /*
+ * Packing B for it: rows [0, kc) x columns [0, cols) of a row-major b (leading dimension
+ * ldb) into ceil(cols / NR) slivers, sliver s at dst + s*kc*NR holding b[p][s*NR + j] at
+ * [p*NR + j], zero for columns past cols. dst 64-byte aligned; cols >= 1.
+ */
+typedef void (*fconv_gemm_pack_b_fn)(size_t kc, size_t cols, const float *b, size_t ldb, float *dst);
+
+/*
  * Winograd F(4x4, 3x3)'s input gather, one patch row of a run of tiles along an image row:
  * for r < run and j < 6, dst[j*dst_step + r] = xr[col0 + 4r + j], or 0 where that column
  * is outside [0, w). Reads xr[0 .. w-1] only; dst_step >= run.
@@ -95,6 +102,7 @@ struct fconv_kernels {
     fconv_direct_filter_rows_fn direct_filter_rows;
     fconv_gemm_ukernel_fn gemm_ukernel;
     size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
+    fconv_gemm_pack_b_fn gemm_pack_b;
     fconv_wino_f4_gather_fn wino_f4_gather;
     fconv_wino_f4_scatter_fn wino_f4_scatter;
     fconv_wino_input_fn wino_input[3];
@@ -172,5 +180,9 @@ void fconv_gemm_ukernel__avx512(size_t k, const float *a, const float *b, float 
                               int accumulate, size_t mr, size_t nr);
 size_t fconv_gemm_mr__avx512(void);
 size_t fconv_gemm_nr__avx512(void);
+/* Their B packing (kernels/gemm/gemm-pack.c). */
+void fconv_gemm_pack_b__scalar(size_t kc, size_t cols, const float *b, size_t ldb, float *dst);
+void fconv_gemm_pack_b__avx2(size_t kc, size_t cols, const float *b, size_t ldb, float *dst);
+void fconv_gemm_pack_b__avx512(size_t kc, size_t cols, const float *b, size_t ldb, float *dst);
 
 #endif

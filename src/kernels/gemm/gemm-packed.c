@@ -60,23 +60,12 @@ static void pack_a_block(const struct packed_ctx *g, size_t i0, size_t rows, siz
     }
 }
 
-/* B k [p0, p0+kc) x columns [j0, j0+cols) into NR-column slivers, k-major, zero past `cols`.
- * Untransposed B is read a whole row segment at a time: long unit-stride runs keep the
- * hardware prefetchers ahead, where sliver by sliver they were 64-byte reads a row apart. */
+/* B k [p0, p0+kc) x columns [j0, j0+cols) into NR-column slivers, k-major, zero past `cols`:
+ * untransposed, by the ISA's packing kernel; transposed, a sliver at a time. */
 static void pack_b_block(const struct packed_ctx *g, size_t p0, size_t kc, size_t j0, size_t cols) {
-    const size_t nr = g->kern->gemm_nr, full = cols / nr * nr;
+    const size_t nr = g->kern->gemm_nr;
     if (!g->trans_b) {
-        for (size_t p = 0; p < kc; p++) {
-            const float *src = g->b + (p0 + p) * g->ldb + j0;
-            for (size_t js = 0; js < full; js += nr) {
-                float *d = pack_b + js * kc + p * nr;
-                for (size_t j = 0; j < nr; j++) d[j] = src[js + j];
-            }
-            if (full < cols) {
-                float *d = pack_b + full * kc + p * nr;
-                for (size_t j = 0; j < nr; j++) d[j] = full + j < cols ? src[full + j] : 0.0f;
-            }
-        }
+        g->kern->gemm_pack_b(kc, cols, g->b + p0 * g->ldb + j0, g->ldb, pack_b);
         return;
     }
     for (size_t js = 0; js < cols; js += nr) {
