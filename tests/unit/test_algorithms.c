@@ -56,7 +56,8 @@ static void random_conv2d(fconv_conv2d_desc *d) {
     int shape = (int)test_rand_int(0, 9);
     int64_t groups = test_rand_int(0, 3) == 0 ? test_rand_int(2, 3) : 1;
     d->groups = groups;
-    d->n = test_rand_int(1, 2);
+    /* Batches up to 4: an odd batch and one that outnumbers the 2 threads. */
+    d->n = test_rand_int(0, 3) == 0 ? test_rand_int(3, 4) : test_rand_int(1, 2);
     d->c = groups * test_rand_int(1, 4);
     d->k = groups * test_rand_int(1, 4);
     if (shape < 4) { /* a 3x3 stride-1 layer: what Winograd serves */

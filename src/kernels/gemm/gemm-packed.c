@@ -38,12 +38,12 @@ struct packed_ctx {
     float *c;
 };
 
-/* A rows [i0, i0+rows) x k [p0, p0+kc) into MR-row slivers, k-major, zero past `rows`. */
-static void pack_a_block(const struct packed_ctx *g, size_t i0, size_t rows, size_t p0, size_t kc) {
+/* A rows [i0, i0+rows) x k [p0, p0+kc) into MR-row slivers at `to`, k-major, zero past `rows`. */
+static void pack_a_block(const struct packed_ctx *g, size_t i0, size_t rows, size_t p0, size_t kc, float *to) {
     const size_t mr = g->kern->gemm_mr;
     for (size_t is = 0; is < rows; is += mr) {
         const size_t live = rows - is < mr ? rows - is : mr;
-        float *dst = pack_a + is * kc;
+        float *dst = to + is * kc;
         if (!g->trans_a) {
             for (size_t i = 0; i < live; i++) {
                 const float *src = g->a + (i0 + is + i) * g->lda + p0;
@@ -92,6 +92,13 @@ static void packed_job(const void *vctx, size_t job) {
     const size_t mc = ((job_rows + row_blocks - 1) / row_blocks + mr - 1) / mr * mr;
     const size_t chunks = (block_cols + NC - 1) / NC;
     const size_t chunk = ((block_cols + chunks - 1) / chunks + nr - 1) / nr * nr;
+    /* All of the job's A at once where it fits (a 64 x 256 or 256 x 64 weight matrix does):
+     * the column chunks then share one packing instead of each packing it again. Slivers of
+     * k step p0 start at p0 * padded_rows, as in one block per step. */
+    const size_t padded_rows = (job_rows + mr - 1) / mr * mr;
+    const int a_whole = chunks > 1 && padded_rows * g->k <= MC * KC_MAX;
+    for (size_t p0 = 0; a_whole && p0 < g->k; p0 += g->kc)
+        pack_a_block(g, i_begin, job_rows, p0, g->k - p0 < g->kc ? g->k - p0 : g->kc, pack_a + p0 * padded_rows);
     for (size_t jc = 0; jc < block_cols; jc += chunk) {
         const size_t cols = block_cols - jc < chunk ? block_cols - jc : chunk;
         for (size_t p0 = 0; p0 < g->k; p0 += g->kc) {
@@ -100,12 +107,16 @@ static void packed_job(const void *vctx, size_t job) {
             pack_b_block(g, p0, kc, j0 + jc, cols);
             for (size_t i0 = i_begin; i0 < i_begin + job_rows; i0 += mc) {
                 const size_t rows = i_begin + job_rows - i0 < mc ? i_begin + job_rows - i0 : mc;
-                pack_a_block(g, i0, rows, p0, kc);
+                const float *a_block = pack_a + p0 * padded_rows + (i0 - i_begin) * kc;
+                if (!a_whole) {
+                    pack_a_block(g, i0, rows, p0, kc, pack_a);
+                    a_block = pack_a;
+                }
                 for (size_t js = 0; js < cols; js += nr) {
                     const size_t live_n = cols - js < nr ? cols - js : nr;
                     float *c = g->c + i0 * g->ldc + j0 + jc + js;
                     for (size_t is = 0; is < rows; is += mr)
-                        g->kern->gemm_ukernel(kc, pack_a + is * kc, pack_b + js * kc, c + is * g->ldc,
+                        g->kern->gemm_ukernel(kc, a_block + is * kc, pack_b + js * kc, c + is * g->ldc,
                                               g->ldc, acc, rows - is < mr ? rows - is : mr, live_n);
                 }
             }
