@@ -91,6 +91,7 @@ static void test_gemm_all_isas(void) {
         for (size_t n = 1; n <= 2 * kern->gemm_nr + 1; n++)
             check_gemm(kern, 7, n, 9, 0, 0, 1);
         check_gemm(kern, 150, 1030, 140, 0, 0, 0); /* crosses MC 144 and NC 512 */
+        check_gemm(kern, 40, 1100, 700, 0, 0, 1); /* A packed whole for 3 column chunks, 3 k steps */
         check_gemm(kern, 13, 37, 330, 1, 0, 1);  /* two k steps (k > KC_MAX 320), transposed A */
         check_gemm(kern, 8, 20, 320, 0, 0, 0);   /* k = KC_MAX: one step */
         check_gemm(kern, 300, 9, 70, 0, 0, 1);   /* several row blocks, one narrow column block */
