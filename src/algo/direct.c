@@ -22,8 +22,9 @@ static size_t direct_workspace(const fconv_plan *plan) {
  * Seconds: multiply-adds over the rate the row loops reach, plus a fixed cost per row
  * correlation (tap ranges, loop set-up: about 7 ns), over the threads that have work.
  * Fitted on the 2-core Zen 5 VM: the scalar/auto-vectorized rates to single-thread CPU times
- * (docs/algorithms/direct.md), the SIMD filter rates to docs/algorithms.md's table. The rate depends on how many multiply-adds each load feeds: taps fused
- * per pass (kernel width) and, for conv2d, four output channels per pass.
+ * (docs/algorithms/direct.md), the SIMD filter rates to docs/algorithms.md's table. The
+ * rate depends on how many multiply-adds each load feeds: taps fused per pass (kernel width)
+ * and, for conv2d, four output channels per pass.
  */
 static double direct_cost(const fconv_plan *plan) {
     double macs = fconv_plan_macs(plan), rate, rows, tasks, border = 0.0;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "algo/conv2d-epilogue.h"
+#include "algo/conv2d-pointwise.h"
 #include "algo/filter-lowering.h"
 #include "core/cost-model.h"
 #include "core/internal.h"
@@ -40,14 +41,6 @@ static struct im2col_shape shape_of_filter(const fconv_plan *plan) {
                                  plan->out_h, plan->out_w};
 }
 
-/* A 1x1, stride-1, unpadded conv2d reads the input as the column matrix itself. */
-static int is_pointwise(const fconv_plan *plan) {
-    const fconv_conv2d_desc *d = &plan->conv2d;
-    return plan->kind == FCONV_KIND_CONV2D && d->r == 1 && d->s == 1 && d->stride_h == 1 &&
-           d->stride_w == 1 && d->pad_top == 0 && d->pad_left == 0 && d->pad_bottom == 0 &&
-           d->pad_right == 0;
-}
-
 /* ---- workspace layout -------------------------------------------------------------------- */
 
 /* Byte offsets of the sub-buffers; total is the workspace size. Sizes were checked for
@@ -62,7 +55,7 @@ struct im2col_layout {
 static struct im2col_layout layout_of(const fconv_plan *plan) {
     struct im2col_layout l = {0, 0, 0, 0};
     if (plan->kind == FCONV_KIND_CONV2D) {
-        if (is_pointwise(plan)) return l;
+        if (fconv_conv2d_is_pointwise(plan)) return l;
         struct im2col_shape sh = shape_of_conv2d(plan);
         l.total = fconv_round_up_64((size_t)(sh.c * sh.r * sh.s) * (size_t)(sh.p * sh.q) * sizeof(float));
         return l;
@@ -138,19 +131,17 @@ static void execute_conv2d(const fconv_plan *plan, const float *x, const float *
     const fconv_conv2d_desc *d = &plan->conv2d;
     struct im2col_shape sh = shape_of_conv2d(plan);
     int64_t kg = d->k / d->groups, depth = sh.c * sh.r * sh.s, pixels = sh.p * sh.q;
-    int pointwise = is_pointwise(plan);
     float *cols = workspace;
+    if (fconv_conv2d_is_pointwise(plan)) { /* the input is the column matrix */
+        fconv_conv2d_pointwise(plan, x, w, bias, y);
+        return;
+    }
     for (int64_t n = 0; n < d->n; n++) {
         for (int64_t g = 0; g < d->groups; g++) {
-            const float *xg = x + (n * d->c + g * sh.c) * sh.h * sh.w;
-            const float *b = xg;
-            if (!pointwise) {
-                lower(plan->threads, &sh, xg, cols, 0);
-                b = cols;
-            }
+            lower(plan->threads, &sh, x + (n * d->c + g * sh.c) * sh.h * sh.w, cols, 0);
             float *yg = y + (n * d->k + g * kg) * pixels;
             fconv_gemm(plan->threads, 0, 0, (size_t)kg, (size_t)pixels, (size_t)depth,
-                       w + g * kg * depth, (size_t)depth, b, (size_t)pixels, 0, yg, (size_t)pixels);
+                       w + g * kg * depth, (size_t)depth, cols, (size_t)pixels, 0, yg, (size_t)pixels);
             if (bias || d->activation == FCONV_ACTIVATION_RELU) {
                 fconv_conv2d_bias_relu(plan->threads, yg, kg, pixels, bias ? bias + g * kg : NULL,
                                        d->activation == FCONV_ACTIVATION_RELU);
@@ -218,7 +209,8 @@ static double im2col_cost(const fconv_plan *plan) {
         struct im2col_shape sh = shape_of_conv2d(plan);
         double depth = (double)(sh.c * sh.r * sh.s), pixels = (double)(sh.p * sh.q);
         double kg = (double)(d->k / d->groups), blocks = (double)d->n * (double)d->groups;
-        double lowering = is_pointwise(plan) ? 0.0 : fconv_stream_seconds(4.0 * depth * pixels) / t;
+        double lowering =
+            fconv_conv2d_is_pointwise(plan) ? 0.0 : fconv_stream_seconds(4.0 * depth * pixels) / t;
         double epilogue = d->has_bias || d->activation ? fconv_stream_seconds(8.0 * kg * pixels) / t : 0.0;
         return blocks * (lowering + fconv_gemm_seconds(kg, pixels, depth, plan->threads) + epilogue);
     }

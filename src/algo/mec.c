@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "algo/conv2d-epilogue.h"
+#include "algo/conv2d-pointwise.h"
 #include "algo/filter-lowering.h"
 #include "core/cost-model.h"
 #include "core/internal.h"
@@ -66,20 +67,12 @@ static struct mec_shape shape_of(const fconv_plan *plan) {
     return plan->kind == FCONV_KIND_CONV2D ? shape_of_conv2d(plan) : shape_of_filter(plan);
 }
 
-/* A 1x1, stride-1, unpadded conv2d needs no lowering: one GEMM reads the input directly. */
-static int is_pointwise(const fconv_plan *plan) {
-    const fconv_conv2d_desc *d = &plan->conv2d;
-    return plan->kind == FCONV_KIND_CONV2D && d->r == 1 && d->s == 1 && d->stride_h == 1 &&
-           d->stride_w == 1 && d->pad_top == 0 && d->pad_left == 0 && d->pad_bottom == 0 &&
-           d->pad_right == 0;
-}
-
 /* Do the weights need re-laying out? conv2d: [K][C][R][S] -> [K][R][C][S], the identity when
  * R or C/G is 1. filter: a convolution kernel is flipped into correlation orientation. */
 static int needs_weight_transform(const fconv_plan *plan) {
     if (plan->kind != FCONV_KIND_CONV2D) return !plan->filter.correlate;
     struct mec_shape m = shape_of_conv2d(plan);
-    return !is_pointwise(plan) && m.r > 1 && m.c > 1;
+    return !fconv_conv2d_is_pointwise(plan) && m.r > 1 && m.c > 1;
 }
 
 /* Output channels per GEMM. Weights given at execute time are re-laid out one block at a
@@ -124,7 +117,7 @@ struct mec_layout {
 
 static struct mec_layout layout_of(const fconv_plan *plan) {
     struct mec_layout l = {0, 0, 0, 0, 0};
-    if (is_pointwise(plan)) return l;
+    if (fconv_conv2d_is_pointwise(plan)) return l;
     struct mec_shape m = shape_of(plan);
     size_t at = 0;
     if (plan->kind != FCONV_KIND_CONV2D) at += fconv_round_up_64(fconv_filter_padded_bytes(plan));
@@ -255,24 +248,6 @@ static void output_rows(int threads, struct rows_ctx *rc) {
 
 /* ---- conv2d ------------------------------------------------------------------------------ */
 
-/* 1x1 stride 1: Y[n][g] = W_g · X[n][g], the input already is the lowered matrix. */
-static void execute_pointwise(const fconv_plan *plan, const float *x, const float *w,
-                              const float *bias, float *y) {
-    const fconv_conv2d_desc *d = &plan->conv2d;
-    int64_t cg = d->c / d->groups, kg = d->k / d->groups, pixels = d->h * d->w;
-    int relu = d->activation == FCONV_ACTIVATION_RELU;
-    for (int64_t n = 0; n < d->n; n++)
-        for (int64_t g = 0; g < d->groups; g++) {
-            float *yg = y + (n * d->k + g * kg) * pixels;
-            fconv_gemm(plan->threads, 0, 0, (size_t)kg, (size_t)pixels, (size_t)cg,
-                       w + g * kg * cg, (size_t)cg, x + (n * d->c + g * cg) * pixels,
-                       (size_t)pixels, 0, yg, (size_t)pixels);
-            if (bias || relu) {
-                fconv_conv2d_bias_relu(plan->threads, yg, kg, pixels, bias ? bias + g * kg : NULL, relu);
-            }
-        }
-}
-
 /* Per image and group: lower, then for each block of output channels (weights re-laid out
  * now, unless the plan did it) the per-row GEMMs. */
 static void execute_conv2d(const fconv_plan *plan, const float *x, const float *w,
@@ -381,7 +356,7 @@ static double mec_cost(const fconv_plan *plan) {
                            : (double)plan->filter.channels;
     double epilogue = conv2d && (plan->conv2d.has_bias || plan->conv2d.activation)
                           ? fconv_stream_seconds(8.0 * kg * pixels) / t : 0.0;
-    if (is_pointwise(plan)) /* one GEMM over all pixels */
+    if (fconv_conv2d_is_pointwise(plan)) /* one GEMM over all pixels */
         return blocks * (fconv_gemm_seconds(kg, pixels, depth, plan->threads) + epilogue);
     /* Every C·S block of L also costs a cache line of its own: small blocks (filters: KW
      * floats) are written partially. */
@@ -405,8 +380,8 @@ static double mec_cost(const fconv_plan *plan) {
 
 static void mec_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias,
                         float *y, void *workspace) {
-    if (is_pointwise(plan)) {
-        execute_pointwise(plan, x, w, bias, y);
+    if (fconv_conv2d_is_pointwise(plan)) {
+        fconv_conv2d_pointwise(plan, x, w, bias, y);
         return;
     }
     struct mec_layout l = layout_of(plan);

@@ -39,7 +39,8 @@ struct packed_ctx {
 };
 
 /* A rows [i0, i0+rows) x k [p0, p0+kc) into MR-row slivers at `to`, k-major, zero past `rows`. */
-static void pack_a_block(const struct packed_ctx *g, size_t i0, size_t rows, size_t p0, size_t kc, float *to) {
+static void pack_a_block(const struct packed_ctx *g, size_t i0, size_t rows, size_t p0, size_t kc,
+                         float *to) {
     const size_t mr = g->kern->gemm_mr;
     for (size_t is = 0; is < rows; is += mr) {
         const size_t live = rows - is < mr ? rows - is : mr;
@@ -97,8 +98,10 @@ static void packed_job(const void *vctx, size_t job) {
      * k step p0 start at p0 * padded_rows, as in one block per step. */
     const size_t padded_rows = (job_rows + mr - 1) / mr * mr;
     const int a_whole = chunks > 1 && padded_rows * g->k <= MC * KC_MAX;
-    for (size_t p0 = 0; a_whole && p0 < g->k; p0 += g->kc)
-        pack_a_block(g, i_begin, job_rows, p0, g->k - p0 < g->kc ? g->k - p0 : g->kc, pack_a + p0 * padded_rows);
+    for (size_t p0 = 0; a_whole && p0 < g->k; p0 += g->kc) {
+        const size_t kc = g->k - p0 < g->kc ? g->k - p0 : g->kc;
+        pack_a_block(g, i_begin, job_rows, p0, kc, pack_a + p0 * padded_rows);
+    }
     for (size_t jc = 0; jc < block_cols; jc += chunk) {
         const size_t cols = block_cols - jc < chunk ? block_cols - jc : chunk;
         for (size_t p0 = 0; p0 < g->k; p0 += g->kc) {
@@ -151,7 +154,8 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
     size_t nb = ((n + n_blocks - 1) / n_blocks + nr - 1) / nr * nr;
     n_blocks = (n + nb - 1) / nb;
     const size_t groups = (t + n_blocks - 1) / n_blocks;
-    const size_t job_rows = ((m + groups - 1) / groups + mr - 1) / mr * mr, m_groups = (m + job_rows - 1) / job_rows;
+    const size_t job_rows = ((m + groups - 1) / groups + mr - 1) / mr * mr;
+    const size_t m_groups = (m + job_rows - 1) / job_rows;
     struct packed_ctx g = {kern, trans_a, trans_b, accumulate, m, n, k, lda, ldb, ldc,
                            k_step(k), nb, n_blocks, job_rows, a, b, c};
     fconv_parallel_1d(threads, m_groups * n_blocks, packed_job, &g);
