@@ -11,17 +11,13 @@
 
 #include "core/dispatch.h"
 #include "simd/vec.h"
+#include "kernels/gemm/gemm-tile.h"
 
-#if VF_LANES == 1
-#define NR 4
-#else
-#define NR (2 * VF_LANES)
-#endif
 #define ROWS 8
 
 /* Row p of B's columns [js, js + NR) into row p of its sliver. */
 static inline void copy_sliver_row(const float *restrict src, float *restrict dst) {
-    for (int v = 0; v < NR / VF_LANES; v++) vf_store(dst + v * VF_LANES, vf_loadu(src + v * VF_LANES));
+    for (int v = 0; v < NV; v++) vf_store(dst + v * VF_LANES, vf_loadu(src + v * VF_LANES));
 }
 
 void FCONV_ISA_SUFFIX(fconv_gemm_pack_b)(size_t kc, size_t cols, const float *restrict b, size_t ldb,

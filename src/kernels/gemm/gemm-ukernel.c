@@ -9,15 +9,7 @@
 
 #include "core/dispatch.h"
 #include "simd/vec.h"
-
-#if VF_LANES == 1
-#define MR 4
-#define NV 4
-#else
-#define MR 6
-#define NV 2
-#endif
-#define NR (NV * VF_LANES)
+#include "kernels/gemm/gemm-tile.h"
 
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel)(size_t k, const float *restrict a, const float *restrict b,
                                           float *restrict c, size_t ldc, int accumulate, size_t mr,
