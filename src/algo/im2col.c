@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "algo/conv2d-epilogue.h"
 #include "algo/conv2d-pointwise.h"
 #include "algo/filter-lowering.h"
 #include "core/cost-model.h"
@@ -128,26 +127,18 @@ static void lower(int threads, const struct im2col_shape *sh, const float *x, fl
 
 static void execute_conv2d(const fconv_plan *plan, const float *x, const float *w,
                            const float *bias, float *y, void *workspace) {
-    const fconv_conv2d_desc *d = &plan->conv2d;
-    struct im2col_shape sh = shape_of_conv2d(plan);
-    int64_t kg = d->k / d->groups, depth = sh.c * sh.r * sh.s, pixels = sh.p * sh.q;
-    float *cols = workspace;
     if (fconv_conv2d_is_pointwise(plan)) { /* the input is the column matrix */
         fconv_conv2d_pointwise(plan, x, w, bias, y);
         return;
     }
-    for (int64_t n = 0; n < d->n; n++) {
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    struct im2col_shape sh = shape_of_conv2d(plan);
+    float *cols = workspace;
+    for (int64_t n = 0; n < d->n; n++)
         for (int64_t g = 0; g < d->groups; g++) {
             lower(plan->threads, &sh, x + (n * d->c + g * sh.c) * sh.h * sh.w, cols, 0);
-            float *yg = y + (n * d->k + g * kg) * pixels;
-            fconv_gemm(plan->threads, 0, 0, (size_t)kg, (size_t)pixels, (size_t)depth,
-                       w + g * kg * depth, (size_t)depth, cols, (size_t)pixels, 0, yg, (size_t)pixels);
-            if (bias || d->activation == FCONV_ACTIVATION_RELU) {
-                fconv_conv2d_bias_relu(plan->threads, yg, kg, pixels, bias ? bias + g * kg : NULL,
-                                       d->activation == FCONV_ACTIVATION_RELU);
-            }
+            fconv_conv2d_gemm_group(plan, n, g, cols, sh.c * sh.r * sh.s, sh.p * sh.q, w, bias, y);
         }
-    }
 }
 
 /* ---- filter2d / conv1d ------------------------------------------------------------------- */
