@@ -184,16 +184,19 @@ def measure_bandwidth_gbs():
 
 
 def measured_roofs(cli):
-    """(FMA GFLOP/s of all threads, copy GB/s, non-temporal copy GB/s) from bench/machine_peaks.c,
-    or None where it cannot be built (no AVX2 compiler)."""
+    """(FMA GFLOP/s of all threads, copy GB/s, non-temporal copy GB/s, the vector ISA timed)
+    from bench/machine_peaks.c, or None where it cannot be built (no AVX2 compiler)."""
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "machine_peaks.c")
     exe = os.path.join(os.path.dirname(os.path.abspath(cli)), "machine_peaks")
-    if subprocess.run(["gcc", "-O3", "-mavx2", "-mfma", "-fopenmp", src, "-o", exe],
+    flags = " " + open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    isa = ["-mavx512f"] if " avx512f" in flags else ["-mavx2"]
+    if subprocess.run(["gcc", "-O3"] + isa + ["-mfma", "-fopenmp", src, "-o", exe],
                       capture_output=True).returncode != 0:
         return None
     out = subprocess.run([exe], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS=str(THREADS)))
     try:
-        return tuple(float(v) for v in out.stdout.split())
+        fma, copy, stream, lanes = out.stdout.split()
+        return float(fma), float(copy), float(stream), "AVX-512" if lanes == "16" else "AVX2"
     except ValueError:
         return None
 
@@ -281,7 +284,7 @@ def main():
     if roofs:
         peak, bw = roofs[0], roofs[2]
         roof_text = (f"Roofs measured by bench/machine_peaks.c on {THREADS} threads: FMA peak {peak:.0f} GFLOP/s "
-                     f"(AVX2 FMA chains), memory {roofs[1]:.1f} GB/s copying with ordinary stores, "
+                     f"({roofs[3]} FMA chains), memory {roofs[1]:.1f} GB/s copying with ordinary stores, "
                      f"{bw:.1f} GB/s with non-temporal stores (the bandwidth used below).")
     else:  # no AVX2 compiler: the nominal clock and a numpy triad
         ghz, peak = measure_peak_gflops(lanes)

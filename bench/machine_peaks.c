@@ -1,11 +1,12 @@
 /*
  * machine_peaks.c — the two roofs the benchmark tables are read against, measured rather than
  * taken from /proc/cpuinfo (whose clock is the nominal one): the FMA rate of every core
- * (12 independent AVX2 FMA chains per thread, all threads at once) and the memory bandwidth
- * of a 64 MiB -> 64 MiB copy on all threads with ordinary and with non-temporal stores.
- * Prints "fma_gflops copy_gbs stream_gbs". Built and run by bench/compare.py:
+ * (12 independent FMA chains per thread of the widest vector it is compiled for, AVX-512 or
+ * AVX2, all threads at once) and the memory bandwidth of a 64 MiB -> 64 MiB copy on all
+ * threads with ordinary and with non-temporal stores. Prints "fma_gflops copy_gbs stream_gbs
+ * lanes". Built and run by bench/compare.py, with AVX-512 where the CPU has it:
  *
- *   gcc -O3 -mavx2 -mfma -fopenmp bench/machine_peaks.c -o /tmp/machine_peaks
+ *   gcc -O3 -mavx512f -mfma -fopenmp bench/machine_peaks.c -o /tmp/machine_peaks   (or -mavx2)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <immintrin.h>
@@ -23,15 +24,35 @@ static double now(void) {
 #define CHAINS 12
 #define ITERS 50000000L
 
+#ifdef __AVX512F__
+#define LANES 16
+typedef __m512 vec;
+#define vec_set1 _mm512_set1_ps
+#define vec_fma _mm512_fmadd_ps
+#define vec_load _mm512_load_ps
+#define vec_store _mm512_store_ps
+#define vec_storeu _mm512_storeu_ps
+#define vec_stream _mm512_stream_ps
+#else
+#define LANES 8
+typedef __m256 vec;
+#define vec_set1 _mm256_set1_ps
+#define vec_fma _mm256_fmadd_ps
+#define vec_load _mm256_load_ps
+#define vec_store _mm256_store_ps
+#define vec_storeu _mm256_storeu_ps
+#define vec_stream _mm256_stream_ps
+#endif
+
 static float fma_chains(void) {
-    __m256 acc[CHAINS];
-    const __m256 m = _mm256_set1_ps(0.999f), d = _mm256_set1_ps(0.001f);
-    for (int i = 0; i < CHAINS; i++) acc[i] = _mm256_set1_ps((float)i);
+    vec acc[CHAINS];
+    const vec m = vec_set1(0.999f), d = vec_set1(0.001f);
+    for (int i = 0; i < CHAINS; i++) acc[i] = vec_set1((float)i);
     for (long r = 0; r < ITERS; r++)
-        for (int i = 0; i < CHAINS; i++) acc[i] = _mm256_fmadd_ps(acc[i], m, d);
-    float out[8], s = 0.0f;
+        for (int i = 0; i < CHAINS; i++) acc[i] = vec_fma(acc[i], m, d);
+    float out[LANES], s = 0.0f;
     for (int i = 0; i < CHAINS; i++) {
-        _mm256_storeu_ps(out, acc[i]);
+        vec_storeu(out, acc[i]);
         s += out[0];
     }
     return s;
@@ -48,7 +69,7 @@ int main(void) {
         t = now() - t;
         if (t < best) best = t;
     }
-    double fma = 2.0 * 8 * CHAINS * (double)ITERS * threads / best / 1e9;
+    double fma = 2.0 * LANES * CHAINS * (double)ITERS * threads / best / 1e9;
 
     size_t n = (size_t)16 << 20;
     float *a = aligned_alloc(64, n * sizeof *a), *b = aligned_alloc(64, n * sizeof *b);
@@ -61,17 +82,17 @@ int main(void) {
         for (int rep = 0; rep < 10; rep++) {
             double t = now();
 #pragma omp parallel for
-            for (size_t i = 0; i < n; i += 8) {
-                __m256 v = _mm256_load_ps(a + i);
-                if (stream) _mm256_stream_ps(b + i, v);
-                else _mm256_store_ps(b + i, v);
+            for (size_t i = 0; i < n; i += LANES) {
+                vec v = vec_load(a + i);
+                if (stream) vec_stream(b + i, v);
+                else vec_store(b + i, v);
             }
             t = now() - t;
             if (t < best) best = t;
         }
         gbs[stream] = 2.0 * (double)n * sizeof(float) / best / 1e9;
     }
-    printf("%.1f %.1f %.1f\n", fma, gbs[0], gbs[1]);
+    printf("%.1f %.1f %.1f %d\n", fma, gbs[0], gbs[1], LANES);
     free(a);
     free(b);
     return sink == 12345.0f;

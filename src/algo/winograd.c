@@ -7,6 +7,7 @@
  * problem, and each block goes through the same arithmetic on whichever thread or in
  * whichever phase runs it, so results are bit-identical for any thread count.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,7 +20,8 @@
 
 /* The V and M of one tile block together aim at this many floats (2 MiB: larger blocks
  * make the GEMMs wider, which measured faster up to here on Zen 5 even past its 1 MiB L2);
- * blocks hold between one strip and WINO_MAX_BLOCK tiles. */
+ * blocks hold between one sliver (or fewer tiles, where the problem has fewer) and
+ * WINO_MAX_BLOCK tiles, a multiple of the 16-tile strip. */
 #define WINO_BLOCK_TARGET_FLOATS ((size_t)1 << 19)
 #define WINO_MAX_BLOCK ((size_t)256)
 
@@ -40,10 +42,12 @@ struct wino_geometry {
      * transforms' output: U is stored as its packed A panels (kg rounded up to mr rows, each
      * mr-row sliver k-major) and V as its packed B panels (nr-tile slivers, channel-major),
      * so nothing is packed per product (OpenBLAS spent ~25% of Winograd's time packing V).
-     * Otherwise (cg = 1, or the ISA's nr is no multiple of the strip) mr = 1: U row-major. */
+     * A block's columns (a multiple of the 16-tile strip) are nr-tile slivers and, where
+     * nr = 32 leaves 16, one half-width sliver for the half-width micro-kernel: padding 16
+     * tiles to 32 had doubled the products of a 16x16 map's F(4x4) block on AVX-512.
+     * Otherwise (cg = 1, or the ISA's nr is neither 16 nor 32) mr = 1: U row-major. */
     int packed;
     size_t mr, kgp;        /* U's row blocking and kg rounded up to it */
-    size_t strip;          /* tile blocks are padded to this: FCONV_WINO_STRIP, or nr */
     const struct fconv_kernels *kern;
     size_t workers;        /* block mode: workers running units; phase mode: plan threads */
     size_t padded_bytes, u_bytes, v_bytes, m_bytes, scratch_bytes, vm_workers, total;
@@ -97,16 +101,17 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
 
     size_t a2 = (size_t)(g.alpha * g.alpha), cg = (size_t)g.cg, kg = (size_t)g.kg;
     g.kern = plan->kernels;
-    g.packed = g.cg > 1 && g.kern->gemm_nr % FCONV_WINO_STRIP == 0;
+    g.packed = g.cg > 1 && (g.kern->gemm_nr == FCONV_WINO_STRIP || g.kern->gemm_nr == 2 * FCONV_WINO_STRIP);
     g.mr = g.packed ? g.kern->gemm_mr : 1;
     g.kgp = round_up(kg, g.mr);
-    g.strip = g.packed && g.kern->gemm_nr > FCONV_WINO_STRIP ? g.kern->gemm_nr : FCONV_WINO_STRIP;
+    /* at least one whole sliver per block where there are enough tiles */
+    const size_t tb_min = g.packed ? g.kern->gemm_nr : FCONV_WINO_STRIP;
     size_t tb_max = WINO_BLOCK_TARGET_FLOATS / (a2 * (cg + kg));
-    tb_max = tb_max / g.strip * g.strip;
-    if (tb_max < g.strip) tb_max = g.strip;
+    tb_max = tb_max / FCONV_WINO_STRIP * FCONV_WINO_STRIP;
+    if (tb_max < tb_min) tb_max = tb_min;
     if (tb_max > WINO_MAX_BLOCK) tb_max = WINO_MAX_BLOCK;
     g.blocks = (g.tiles + tb_max - 1) / tb_max;
-    g.tb = round_up((g.tiles + g.blocks - 1) / g.blocks, g.strip); /* balanced */
+    g.tb = round_up((g.tiles + g.blocks - 1) / g.blocks, FCONV_WINO_STRIP); /* balanced */
     g.units = (size_t)g.groups * g.blocks;
 
     /* Whole units per worker when they share out evenly enough; otherwise every phase of
@@ -198,6 +203,14 @@ static void tile_coords(const struct wino_geometry *g, size_t t, int64_t *n, int
     *tx = (int64_t)(r % (size_t)g->tiles_w);
 }
 
+/* Packed V: the width of the sliver starting at block column s of ncols (a multiple of the
+ * strip): nr, or the half-width sliver that ends a block nr does not divide. */
+static size_t sliver_width(const struct wino_geometry *g, size_t s, size_t ncols) {
+    const size_t nr = g->kern->gemm_nr;
+    assert(ncols - s >= nr || ncols - s == nr / 2);
+    return ncols - s >= nr ? nr : nr / 2;
+}
+
 /* Channel c of the unit's group: gather each tile's alpha x alpha patch (zero outside the
  * input) tile-minor into d, transform into V[ξν][c][.]. Tiles are taken a tile-row run at a
  * time, so that for each patch element the copy is one strided read (stride m) per run. */
@@ -207,7 +220,7 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
     size_t group, t0, nt, tb = g->tb, a = (size_t)g->alpha;
     int64_t m = g->m;
     unit_range(g, unit, &group, &t0, &nt);
-    size_t ncols = round_up(nt, g->strip);
+    size_t ncols = round_up(nt, FCONV_WINO_STRIP);
     float *d = scratch, *tmp = scratch + a * a * tb;
     const float *xc = u->x + (int64_t)(group * (size_t)g->cg + c) * g->x_c;
     for (size_t t = 0; t < nt;) {
@@ -249,10 +262,13 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
         g->kern->wino_input[m / 2 - 1](d, tmp, v + c * tb, (size_t)g->cg * tb, tb, ncols);
         return;
     }
-    /* V as the micro-kernel's B panels: per ξν, nr-tile slivers, channel-major */
-    const size_t nr = g->kern->gemm_nr;
-    for (size_t s = 0; s < ncols; s += nr)
-        g->kern->wino_input[m / 2 - 1](d + s, tmp, v + s * (size_t)g->cg + c * nr, (size_t)g->cg * tb, tb, nr);
+    /* V as the micro-kernel's B panels: per ξν, slivers channel-major (the one from column s
+     * at v + s*cg, channel c's row of it at + c*width) */
+    for (size_t s = 0, width; s < ncols; s += width) {
+        width = sliver_width(g, s, ncols);
+        g->kern->wino_input[m / 2 - 1](d + s, tmp, v + s * (size_t)g->cg + c * width, (size_t)g->cg * tb, tb,
+                                       width);
+    }
 }
 
 /* M[ξν] (kg x tiles) = U[group][ξν] (kg x cg) * V[ξν] (cg x tiles). */
@@ -260,16 +276,18 @@ static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, const flo
     const struct wino_geometry *g = u->g;
     size_t group, t0, nt, tb = g->tb, cg = (size_t)g->cg, kg = (size_t)g->kg;
     unit_range(g, unit, &group, &t0, &nt);
-    size_t ncols = round_up(nt, g->strip);
+    size_t ncols = round_up(nt, FCONV_WINO_STRIP);
     const float *ux = u->u + u_offset(g, group, xn, 0, 0);
     const float *vx = v + xn * cg * tb;
     float *mx = mm + xn * kg * tb;
     if (g->packed) { /* U and V are the panels already: the micro-kernel alone */
         const size_t mr = g->mr, nr = g->kern->gemm_nr;
         for (size_t i = 0; i < kg; i += mr)
-            for (size_t s = 0; s < ncols; s += nr)
-                g->kern->gemm_ukernel(cg, ux + i * cg, vx + s * cg, mx + i * tb + s, tb, 0,
-                                      kg - i < mr ? kg - i : mr, nr);
+            for (size_t s = 0, width; s < ncols; s += width) {
+                width = sliver_width(g, s, ncols);
+                (width == nr ? g->kern->gemm_ukernel : g->kern->gemm_ukernel_half)(
+                    cg, ux + i * cg, vx + s * cg, mx + i * tb + s, tb, 0, kg - i < mr ? kg - i : mr, width);
+            }
         return;
     }
     if (cg == 1) { /* depthwise / filter2d: an outer product, no GEMM worth calling */
@@ -290,7 +308,7 @@ static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, floa
     const struct wino_geometry *g = u->g;
     size_t group, t0, nt, tb = g->tb, a = (size_t)g->alpha, m = (size_t)g->m;
     unit_range(g, unit, &group, &t0, &nt);
-    size_t ncols = round_up(nt, g->strip);
+    size_t ncols = round_up(nt, FCONV_WINO_STRIP);
     float *tmp = scratch, *out = scratch + m * a * tb;
     g->kern->wino_output[m / 2 - 1](mm + k * tb, (size_t)g->kg * tb, tmp, out, tb, ncols);
     int64_t kk = (int64_t)(group * (size_t)g->kg + k), mi = (int64_t)m;

@@ -15,7 +15,8 @@
 static const struct fconv_kernels kernels_scalar = {
     .isa = FCONV_ISA_SCALAR, .name = "scalar", .direct_rows = fconv_direct_rows_kernel__scalar,
     .direct_filter_rows = fconv_direct_filter_rows_kernel__scalar,
-    .gemm_ukernel = fconv_gemm_ukernel__scalar, .gemm_mr = 4, .gemm_nr = 4,
+    .gemm_ukernel = fconv_gemm_ukernel__scalar, .gemm_ukernel_half = fconv_gemm_ukernel_half__scalar,
+    .gemm_mr = 4, .gemm_nr = 4,
     .gemm_pack_b = fconv_gemm_pack_b__scalar,
     .wino_f4_gather = fconv_wino_f4_gather_kernel__scalar,
     .wino_f4_scatter = fconv_wino_f4_scatter_kernel__scalar,
@@ -26,7 +27,8 @@ static const struct fconv_kernels kernels_scalar = {
 static const struct fconv_kernels kernels_avx2 = {
     .isa = FCONV_ISA_AVX2, .name = "avx2", .direct_rows = fconv_direct_rows_kernel__avx2,
     .direct_filter_rows = fconv_direct_filter_rows_kernel__avx2,
-    .gemm_ukernel = fconv_gemm_ukernel__avx2, .gemm_mr = 6, .gemm_nr = 16,
+    .gemm_ukernel = fconv_gemm_ukernel__avx2, .gemm_ukernel_half = fconv_gemm_ukernel_half__avx2,
+    .gemm_mr = 6, .gemm_nr = 16,
     .gemm_pack_b = fconv_gemm_pack_b__avx2,
     .wino_f4_gather = fconv_wino_f4_gather_kernel__avx2,
     .wino_f4_scatter = fconv_wino_f4_scatter_kernel__avx2,
@@ -38,7 +40,8 @@ static const struct fconv_kernels kernels_avx2 = {
 static const struct fconv_kernels kernels_avx512 = {
     .isa = FCONV_ISA_AVX512, .name = "avx512", .direct_rows = fconv_direct_rows_kernel__avx512,
     .direct_filter_rows = fconv_direct_filter_rows_kernel__avx512,
-    .gemm_ukernel = fconv_gemm_ukernel__avx512, .gemm_mr = 6, .gemm_nr = 32,
+    .gemm_ukernel = fconv_gemm_ukernel__avx512, .gemm_ukernel_half = fconv_gemm_ukernel_half__avx512,
+    .gemm_mr = 6, .gemm_nr = 32,
     .gemm_pack_b = fconv_gemm_pack_b__avx512,
     .wino_f4_gather = fconv_wino_f4_gather_kernel__avx512,
     .wino_f4_scatter = fconv_wino_f4_scatter_kernel__avx512,

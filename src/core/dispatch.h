@@ -56,6 +56,8 @@ typedef void (*fconv_direct_filter_rows_fn)(float *const *y, size_t nr, size_t n
  */
 typedef void (*fconv_gemm_ukernel_fn)(size_t k, const float *a, const float *b, float *c, size_t ldc,
                                       int accumulate, size_t mr, size_t nr);
+/* gemm_ukernel_half of a table is the same contract for a tile and b slivers gemm_nr / 2
+ * wide (nr <= gemm_nr / 2; b[p*(NR/2) + j]), with the same A panels. */
 
 /*
  * Packing B for it: rows [0, kc) x columns [0, cols) of a row-major b (leading dimension
@@ -100,7 +102,7 @@ struct fconv_kernels {
     const char *name;                 /* "scalar", "avx2", "avx512" */
     fconv_direct_rows_fn direct_rows;
     fconv_direct_filter_rows_fn direct_filter_rows;
-    fconv_gemm_ukernel_fn gemm_ukernel;
+    fconv_gemm_ukernel_fn gemm_ukernel, gemm_ukernel_half;
     size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
     fconv_gemm_pack_b_fn gemm_pack_b;
     fconv_wino_f4_gather_fn wino_f4_gather;
@@ -170,14 +172,20 @@ FCONV_DECLARE_WINO_TILES_ALL(avx512)
 /* The per-ISA GEMM micro-kernels (kernels/gemm/gemm-ukernel.c) and their tile shapes. */
 void fconv_gemm_ukernel__scalar(size_t k, const float *a, const float *b, float *c, size_t ldc,
                               int accumulate, size_t mr, size_t nr);
+void fconv_gemm_ukernel_half__scalar(size_t k, const float *a, const float *b, float *c, size_t ldc,
+                                   int accumulate, size_t mr, size_t nr);
 size_t fconv_gemm_mr__scalar(void);
 size_t fconv_gemm_nr__scalar(void);
 void fconv_gemm_ukernel__avx2(size_t k, const float *a, const float *b, float *c, size_t ldc,
                               int accumulate, size_t mr, size_t nr);
+void fconv_gemm_ukernel_half__avx2(size_t k, const float *a, const float *b, float *c, size_t ldc,
+                                   int accumulate, size_t mr, size_t nr);
 size_t fconv_gemm_mr__avx2(void);
 size_t fconv_gemm_nr__avx2(void);
 void fconv_gemm_ukernel__avx512(size_t k, const float *a, const float *b, float *c, size_t ldc,
                               int accumulate, size_t mr, size_t nr);
+void fconv_gemm_ukernel_half__avx512(size_t k, const float *a, const float *b, float *c, size_t ldc,
+                                   int accumulate, size_t mr, size_t nr);
 size_t fconv_gemm_mr__avx512(void);
 size_t fconv_gemm_nr__avx512(void);
 /* Their B packing (kernels/gemm/gemm-pack.c). */

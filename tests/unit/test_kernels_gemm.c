@@ -7,6 +7,7 @@
 #include <float.h>
 
 #include "core/dispatch.h"
+#include "core/internal.h"
 #include "kernels/gemm/gemm.h"
 #include "test.h"
 
@@ -75,6 +76,53 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
     free(c3);
 }
 
+/* The micro-kernel (half: its half-width twin) alone on packed panels it defines: every mr,
+ * every nr up to its width, k = 0, 1 and odd, with and without accumulate, nothing written
+ * outside the mr x nr tile. */
+static void check_ukernel(const struct fconv_kernels *kern, int half) {
+    const size_t MR = kern->gemm_mr, width = half ? kern->gemm_nr / 2 : kern->gemm_nr, ldc = width + 3;
+    const fconv_gemm_ukernel_fn fn = half ? kern->gemm_ukernel_half : kern->gemm_ukernel;
+    static const size_t ks[] = {0, 1, 7, 64};
+    float *a = malloc(sizeof(float) * MR * 64), *b = fconv_alloc_aligned(sizeof(float) * width * 64);
+    float *c0 = malloc(sizeof(float) * (MR + 1) * ldc), *c = malloc(sizeof(float) * (MR + 1) * ldc);
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+        for (size_t mr = 1; mr <= MR; mr++)
+            for (size_t nr = 1; nr <= width; nr++)
+                for (int acc = 0; acc < 2; acc++) {
+                    const size_t k = ks[ki];
+                    test_fill_random(a, MR * 64);
+                    test_fill_random(b, width * 64);
+                    for (size_t p = 0; p < k; p++) { /* the panels' zero padding */
+                        for (size_t i = mr; i < MR; i++) a[p * MR + i] = 0.0f;
+                        for (size_t j = nr; j < width; j++) b[p * width + j] = 0.0f;
+                    }
+                    test_fill_random(c0, (MR + 1) * ldc);
+                    memcpy(c, c0, sizeof(float) * (MR + 1) * ldc);
+                    fn(k, a, b, c, ldc, acc, mr, nr);
+                    for (size_t i = 0; i <= MR; i++)
+                        for (size_t j = 0; j < ldc; j++) {
+                            if (i >= mr || j >= nr) {
+                                CHECKF(c[i * ldc + j] == c0[i * ldc + j], "%s ukernel%s mr=%zu nr=%zu k=%zu: "
+                                       "wrote outside the tile at (%zu, %zu)", kern->name, half ? "_half" : "",
+                                       mr, nr, k, i, j);
+                                continue;
+                            }
+                            double sum = acc ? c0[i * ldc + j] : 0.0, mag = fabs(sum);
+                            for (size_t p = 0; p < k; p++) {
+                                sum += (double)a[p * MR + i] * b[p * width + j];
+                                mag += fabs((double)a[p * MR + i] * b[p * width + j]);
+                            }
+                            CHECKF(fabs(c[i * ldc + j] - sum) <= (double)(k + 2) * FLT_EPSILON * mag + 1e-30,
+                                   "%s ukernel%s mr=%zu nr=%zu k=%zu acc=%d: C[%zu][%zu] = %g, ref %.9g",
+                                   kern->name, half ? "_half" : "", mr, nr, k, acc, i, j, c[i * ldc + j], sum);
+                        }
+                }
+    free(a);
+    fconv_free_aligned(b);
+    free(c0);
+    free(c);
+}
+
 static void test_gemm_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
         const struct fconv_kernels *kern = fconv_kernels_exact((fconv_isa)isa);
@@ -85,6 +133,8 @@ static void test_gemm_all_isas(void) {
         }
         CHECK_EQ_INT(kern->gemm_mr, table_mr((fconv_isa)isa));
         CHECK_EQ_INT(kern->gemm_nr, table_nr((fconv_isa)isa));
+        check_ukernel(kern, 0);
+        check_ukernel(kern, 1);
         /* every remainder of MR and NR, once each */
         for (size_t m = 1; m <= 2 * kern->gemm_mr + 1; m++)
             check_gemm(kern, m, 2 * kern->gemm_nr + 3, 5, 0, 0, 0);
