@@ -33,8 +33,36 @@ static inline __m256i vf_tail_mask_(size_t n) {
 static inline vf vf_loadu_partial(const float *p, size_t n) {
     return _mm256_maskload_ps(p, vf_tail_mask_(n));
 }
+/* Not vmaskmovps: its masked store is microcoded on AMD cores (a Winograd gather whose
+ * short rows ended in one ran 2x slower than with scalar stores); at most three plain
+ * stores of 4, 2 and 1 floats instead. */
 static inline void vf_storeu_partial(float *p, vf v, size_t n) {
-    _mm256_maskstore_ps(p, vf_tail_mask_(n), v);
+    if (n >= 8) {
+        _mm256_storeu_ps(p, v);
+        return;
+    }
+    __m128 part = _mm256_castps256_ps128(v);
+    if (n >= 4) {
+        _mm_storeu_ps(p, part);
+        part = _mm256_extractf128_ps(v, 1);
+        p += 4;
+        n -= 4;
+    }
+    if (n >= 2) {
+        _mm_storel_pi((__m64 *)p, part);
+        part = _mm_movehl_ps(part, part);
+        p += 2;
+        n -= 2;
+    }
+    if (n) _mm_store_ss(p, part);
+}
+/* Lanes [lo, hi) (lo < hi <= VF_LANES) of p, zero elsewhere; only p[lo .. hi-1] is read, so
+ * p may point before the start of an array. */
+static inline vf vf_loadu_lanes(const float *p, size_t lo, size_t hi) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i in = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)lo), lane),
+                                           _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), lane));
+    return _mm256_maskload_ps(p, in);
 }
 /* Non-temporal store of a 32-byte-aligned vector (no read-for-ownership of the line; weakly
  * ordered: vf_stream_fence() before another thread may read it). */
@@ -46,11 +74,11 @@ static inline float vf_reduce_add(vf v) {
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
-/* The 4-way deinterleave of 4*VF_LANES floats: o[j][t] = p[4t + j] (Winograd F(4x4) tiles
- * start 4 columns apart). Per 128-bit lane a 4x4 transpose, then the lanes put in order. */
-static inline void vf_deinterleave4(const float *p, vf o[4]) {
-    __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
-    __m256 c = _mm256_loadu_ps(p + 16), d = _mm256_loadu_ps(p + 24);
+/* The 4-way deinterleave of 4*VF_LANES floats held in in[0..3] (float i in lane i % VF_LANES
+ * of in[i / VF_LANES]): o[j][t] = float 4t + j (Winograd F(4x4) tiles start 4 columns
+ * apart). Per 128-bit lane a 4x4 transpose, then the lanes put in order. */
+static inline void vf_deinterleave4(const vf in[4], vf o[4]) {
+    __m256 a = in[0], b = in[1], c = in[2], d = in[3];
     __m256 ab_lo = _mm256_unpacklo_ps(a, b), ab_hi = _mm256_unpackhi_ps(a, b);
     __m256 cd_lo = _mm256_unpacklo_ps(c, d), cd_hi = _mm256_unpackhi_ps(c, d);
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7); /* t0 t2 t4 t6 | t1 t3 t5 t7 */

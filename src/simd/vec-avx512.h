@@ -32,14 +32,18 @@ static inline vf vf_loadu_partial(const float *p, size_t n) {
 static inline void vf_storeu_partial(float *p, vf v, size_t n) {
     _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), v);
 }
+/* Lanes [lo, hi) of p, zero elsewhere; only p[lo .. hi-1] is read (see vec-avx2.h). */
+static inline vf vf_loadu_lanes(const float *p, size_t lo, size_t hi) {
+    return _mm512_maskz_loadu_ps((__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)), p);
+}
 /* Non-temporal store of a 64-byte-aligned vector; see vec-avx2.h. */
 static inline void vf_stream(float *p, vf v) { _mm512_stream_ps(p, v); }
 static inline void vf_stream_fence(void) { _mm_sfence(); }
 static inline float vf_reduce_add(vf v) { return _mm512_reduce_add_ps(v); }
-/* The 4-way deinterleave of 4*VF_LANES floats: o[j][t] = p[4t + j] (see vec-avx2.h). */
-static inline void vf_deinterleave4(const float *p, vf o[4]) {
-    __m512 a = _mm512_loadu_ps(p), b = _mm512_loadu_ps(p + 16);
-    __m512 c = _mm512_loadu_ps(p + 32), d = _mm512_loadu_ps(p + 48);
+/* The 4-way deinterleave of the 4*VF_LANES floats in in[0..3]: o[j][t] = float 4t + j (see
+ * vec-avx2.h). */
+static inline void vf_deinterleave4(const vf in[4], vf o[4]) {
+    __m512 a = in[0], b = in[1], c = in[2], d = in[3];
     for (int j = 0; j < 4; j++) {
         /* elements j, j+4, ..., j+28 of (a, b) and of (c, d): eight tiles each */
         const __m512i pick = _mm512_setr_epi32(j, j + 4, j + 8, j + 12, j + 16, j + 20, j + 24, j + 28,

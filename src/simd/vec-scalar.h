@@ -29,12 +29,19 @@ static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
 /* The first n < VF_LANES lanes; with one lane there is never a partial vector. */
 static inline vf vf_loadu_partial(const float *p, size_t n) { return n ? *p : 0.0f; }
 static inline void vf_storeu_partial(float *p, vf v, size_t n) { if (n) *p = v; }
+/* Lanes [lo, hi) of p (lo < hi <= 1): the one lane. */
+static inline vf vf_loadu_lanes(const float *p, size_t lo, size_t hi) {
+    (void)lo;
+    (void)hi;
+    return *p;
+}
 static inline void vf_stream(float *p, vf v) { *p = v; } /* no non-temporal store: plain */
 static inline void vf_stream_fence(void) {}
 static inline float vf_reduce_add(vf v) { return v; }
-/* The 4-way deinterleave of 4*VF_LANES floats: o[j][t] = p[4t + j] (see vec-avx2.h). */
-static inline void vf_deinterleave4(const float *p, vf o[4]) {
-    for (int j = 0; j < 4; j++) o[j] = p[j];
+/* The 4-way deinterleave of the 4*VF_LANES floats in in[0..3]: o[j][t] = float 4t + j (see
+ * vec-avx2.h). */
+static inline void vf_deinterleave4(const vf in[4], vf o[4]) {
+    for (int j = 0; j < 4; j++) o[j] = in[j];
 }
 /* v moved down one lane, `next` into the top lane: with one lane, next. */
 static inline vf vf_shift_in(vf v, float next) {

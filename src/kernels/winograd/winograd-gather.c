@@ -14,34 +14,44 @@
 #include "core/dispatch.h"
 #include "simd/vec.h"
 
-/* Column col of the row, zero outside [0, w). */
-static inline float column(const float *xr, int64_t col, int64_t w) {
-    return col >= 0 && col < w ? xr[col] : 0.0f;
-}
-
-static void gather_scalar(const float *xr, int64_t col0, int64_t w, size_t r0, size_t r1, float *dst,
-                          size_t dst_step) {
-    for (size_t r = r0; r < r1; r++)
-        for (size_t j = 0; j < 6; j++) dst[j * dst_step + r] = column(xr, col0 + 4 * (int64_t)r + (int64_t)j, w);
+/* Columns c .. c + VF_LANES - 1 of the row, zero outside [0, w): a plain load inside, a
+ * masked load (lanes inside only) at the row's ends. */
+static inline vf columns(const float *xr, int64_t c, int64_t w) {
+    if (c >= 0 && c + VF_LANES <= w) return vf_loadu(xr + c);
+    const int64_t lo = c >= 0 ? 0 : -c, hi = w - c < VF_LANES ? w - c : VF_LANES;
+    if (lo >= hi) return vf_zero();
+    /* xr + c may lie before the row: address it as an integer, only lanes [lo, hi) are read */
+    return vf_loadu_lanes((const float *)((uintptr_t)xr + (uintptr_t)(c * (int64_t)sizeof(float))), (size_t)lo,
+                          (size_t)hi);
 }
 
 void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_kernel)(const float *xr, int64_t col0, int64_t w, size_t run,
                                                    float *dst, size_t dst_step) {
     assert(xr && dst && dst_step >= run);
-    /* Whole vectors where every float they read is inside the row: from the first tile with
-     * col0 + 4r >= 0, while col0 + 4(r + VF_LANES) + 2 <= w. */
-    size_t r = col0 >= 0 ? 0 : (size_t)((-col0 + 3) / 4);
-    if (r > run) r = run;
-    gather_scalar(xr, col0, w, 0, r, dst, dst_step);
-    for (; r + VF_LANES <= run && col0 + 4 * (int64_t)(r + VF_LANES) + 2 <= w; r += VF_LANES) {
-        const float *p = xr + col0 + 4 * (int64_t)r;
-        vf o[4];
-        vf_deinterleave4(p, o);
-        for (size_t j = 0; j < 4; j++) vf_storeu(dst + j * dst_step + r, o[j]);
-        vf_storeu(dst + 4 * dst_step + r, vf_shift_in(o[0], p[4 * VF_LANES]));
-        vf_storeu(dst + 5 * dst_step + r, vf_shift_in(o[1], p[4 * VF_LANES + 1]));
+    /* VF_LANES tiles are columns c .. c + 4*VF_LANES + 1: four vectors deinterleaved by 4
+     * give patch columns 0-3, shifted one tile (the next tile's 0 and 1) columns 4 and 5.
+     * Blocks at the row's ends load through masks and a block shorter than a vector (on
+     * AVX-512 a 56-wide map's 14-tile row is one) is stored n lanes wide, so no tile takes
+     * a scalar path. */
+    for (size_t r = 0; r < run; r += VF_LANES) {
+        const size_t n = run - r < VF_LANES ? run - r : VF_LANES;
+        const int64_t c = col0 + 4 * (int64_t)r;
+        vf in[4], o[4];
+        for (int k = 0; k < 4; k++) in[k] = columns(xr, c + k * VF_LANES, w);
+        const int64_t c4 = c + 4 * VF_LANES; /* columns 4, 5 of the block's last tile */
+        const float next4 = c4 >= 0 && c4 < w ? xr[c4] : 0.0f, next5 = c4 + 1 >= 0 && c4 + 1 < w ? xr[c4 + 1] : 0.0f;
+        vf_deinterleave4(in, o);
+        const vf col4 = vf_shift_in(o[0], next4), col5 = vf_shift_in(o[1], next5);
+        if (n == VF_LANES) {
+            for (size_t j = 0; j < 4; j++) vf_storeu(dst + j * dst_step + r, o[j]);
+            vf_storeu(dst + 4 * dst_step + r, col4);
+            vf_storeu(dst + 5 * dst_step + r, col5);
+        } else {
+            for (size_t j = 0; j < 4; j++) vf_storeu_partial(dst + j * dst_step + r, o[j], n);
+            vf_storeu_partial(dst + 4 * dst_step + r, col4, n);
+            vf_storeu_partial(dst + 5 * dst_step + r, col5, n);
+        }
     }
-    gather_scalar(xr, col0, w, r, run, dst, dst_step);
 }
 
 void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_kernel)(const float *src, size_t src_step, size_t run,
@@ -65,7 +75,8 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_kernel)(const float *src, size_t src
             float buf[4 * VF_LANES];
             vf_interleave4(v, buf);
             const int64_t count = avail < 4 * (int64_t)n ? avail : 4 * (int64_t)n;
-            for (int64_t i = 0; i < count; i++) yrow[q + i] = buf[i];
+            for (int64_t e = 0; e < count; e += VF_LANES)
+                vf_storeu_partial(yrow + q + e, vf_loadu(buf + e), count - e < VF_LANES ? (size_t)(count - e) : VF_LANES);
         }
         r += n;
     }
