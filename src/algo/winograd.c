@@ -111,7 +111,12 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
     if (tb_max < tb_min) tb_max = tb_min;
     if (tb_max > WINO_MAX_BLOCK) tb_max = WINO_MAX_BLOCK;
     g.blocks = (g.tiles + tb_max - 1) / tb_max;
-    g.tb = round_up((g.tiles + g.blocks - 1) / g.blocks, FCONV_WINO_STRIP); /* balanced */
+    /* balanced, then down to whole slivers where it spans several: the last block takes the
+     * rest (196 tiles in blocks of 32 and one of 4 on the few-column kernel, rather than
+     * seven blocks of 28 padded to 32) */
+    g.tb = round_up((g.tiles + g.blocks - 1) / g.blocks, FCONV_WINO_STRIP);
+    if (g.tb > tb_min) g.tb = g.tb / tb_min * tb_min;
+    g.blocks = (g.tiles + g.tb - 1) / g.tb;
     g.units = (size_t)g.groups * g.blocks;
 
     /* Whole units per worker when they share out evenly enough; otherwise every phase of
@@ -203,12 +208,18 @@ static void tile_coords(const struct wino_geometry *g, size_t t, int64_t *n, int
     *tx = (int64_t)(r % (size_t)g->tiles_w);
 }
 
-/* Packed V: the width of the sliver starting at block column s of ncols (a multiple of the
- * strip): nr, or the half-width sliver that ends a block nr does not divide. */
-static size_t sliver_width(const struct wino_geometry *g, size_t s, size_t ncols) {
+/* Live tiles at the end of a block that go to the few-column kernel: it spends about one
+ * multiply-add per column and channel step where a 16-wide tile spends mr = 6 (measured,
+ * k = 512: 2.9, 4.1 and 5.2 cycles per step for 1, 4 and 5 columns against 6.0). 28x28
+ * maps have 49 tiles (32 + 16 + 1), 7x7 ones 4 with F(4x4). */
+#define WINO_FEW_COLUMNS 4
+
+/* Packed V: the width of the sliver starting at block column s of a block with nt live
+ * tiles: nr while more than a half-width sliver and a few columns remain, else the 16-tile
+ * strip (nr itself on AVX2, nr / 2 on AVX-512). The slivers fill round_up(nt, strip). */
+static size_t sliver_width(const struct wino_geometry *g, size_t s, size_t nt) {
     const size_t nr = g->kern->gemm_nr;
-    assert(ncols - s >= nr || ncols - s == nr / 2);
-    return ncols - s >= nr ? nr : nr / 2;
+    return nr == 2 * FCONV_WINO_STRIP && nt - s > FCONV_WINO_STRIP + WINO_FEW_COLUMNS ? nr : FCONV_WINO_STRIP;
 }
 
 /* Channel c of the unit's group: gather each tile's alpha x alpha patch (zero outside the
@@ -265,7 +276,7 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
     /* V as the micro-kernel's B panels: per ξν, slivers channel-major (the one from column s
      * at v + s*cg, channel c's row of it at + c*width) */
     for (size_t s = 0, width; s < ncols; s += width) {
-        width = sliver_width(g, s, ncols);
+        width = sliver_width(g, s, nt);
         g->kern->wino_input[m / 2 - 1](d + s, tmp, v + s * (size_t)g->cg + c * width, (size_t)g->cg * tb, tb,
                                        width);
     }
@@ -282,12 +293,18 @@ static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, const flo
     float *mx = mm + xn * kg * tb;
     if (g->packed) { /* U and V are the panels already: the micro-kernel alone */
         const size_t mr = g->mr, nr = g->kern->gemm_nr;
-        for (size_t i = 0; i < kg; i += mr)
+        for (size_t i = 0; i < kg; i += mr) {
+            const size_t rows = kg - i < mr ? kg - i : mr;
             for (size_t s = 0, width; s < ncols; s += width) {
-                width = sliver_width(g, s, ncols);
-                (width == nr ? g->kern->gemm_ukernel : g->kern->gemm_ukernel_half)(
-                    cg, ux + i * cg, vx + s * cg, mx + i * tb + s, tb, 0, kg - i < mr ? kg - i : mr, width);
+                width = sliver_width(g, s, nt);
+                if (nt - s <= WINO_FEW_COLUMNS) /* the block's last few tiles */
+                    g->kern->gemm_ukernel_cols(cg, ux + i * cg, vx + s * cg, width, mx + i * tb + s, tb, rows,
+                                               nt - s, width);
+                else
+                    (width == nr ? g->kern->gemm_ukernel : g->kern->gemm_ukernel_half)(
+                        cg, ux + i * cg, vx + s * cg, mx + i * tb + s, tb, 0, rows, width);
             }
+        }
         return;
     }
     if (cg == 1) { /* depthwise / filter2d: an outer product, no GEMM worth calling */

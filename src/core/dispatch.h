@@ -60,6 +60,15 @@ typedef void (*fconv_gemm_ukernel_fn)(size_t k, const float *a, const float *b, 
  * wide (nr <= gemm_nr / 2; b[p*(NR/2) + j]), with the same A panels. */
 
 /*
+ * Its few-column twin, for the last columns of a product where a whole (half-width) tile
+ * would mostly multiply padding: for i < mr (<= MR) and j < nr,
+ *   c[i*ldc + j] = j < nc ? sum_{p < k} a[p*MR + i] * b[p*ldb + j] : 0
+ * with the same packed A panel and any row stride ldb of b; nc <= 8, nc <= nr.
+ */
+typedef void (*fconv_gemm_ukernel_cols_fn)(size_t k, const float *a, const float *b, size_t ldb, float *c,
+                                           size_t ldc, size_t mr, size_t nc, size_t nr);
+
+/*
  * Packing B for it: rows [0, kc) x columns [0, cols) of a row-major b (leading dimension
  * ldb) into ceil(cols / NR) slivers, sliver s at dst + s*kc*NR holding b[p][s*NR + j] at
  * [p*NR + j], zero for columns past cols. dst 64-byte aligned; cols >= 1.
@@ -103,6 +112,7 @@ struct fconv_kernels {
     fconv_direct_rows_fn direct_rows;
     fconv_direct_filter_rows_fn direct_filter_rows;
     fconv_gemm_ukernel_fn gemm_ukernel, gemm_ukernel_half;
+    fconv_gemm_ukernel_cols_fn gemm_ukernel_cols;
     size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
     fconv_gemm_pack_b_fn gemm_pack_b;
     fconv_wino_f4_gather_fn wino_f4_gather;
@@ -174,18 +184,24 @@ void fconv_gemm_ukernel__scalar(size_t k, const float *a, const float *b, float 
                               int accumulate, size_t mr, size_t nr);
 void fconv_gemm_ukernel_half__scalar(size_t k, const float *a, const float *b, float *c, size_t ldc,
                                    int accumulate, size_t mr, size_t nr);
+void fconv_gemm_ukernel_cols__scalar(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
+                                   size_t mr, size_t nc, size_t nr);
 size_t fconv_gemm_mr__scalar(void);
 size_t fconv_gemm_nr__scalar(void);
 void fconv_gemm_ukernel__avx2(size_t k, const float *a, const float *b, float *c, size_t ldc,
                               int accumulate, size_t mr, size_t nr);
 void fconv_gemm_ukernel_half__avx2(size_t k, const float *a, const float *b, float *c, size_t ldc,
                                    int accumulate, size_t mr, size_t nr);
+void fconv_gemm_ukernel_cols__avx2(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
+                                   size_t mr, size_t nc, size_t nr);
 size_t fconv_gemm_mr__avx2(void);
 size_t fconv_gemm_nr__avx2(void);
 void fconv_gemm_ukernel__avx512(size_t k, const float *a, const float *b, float *c, size_t ldc,
                               int accumulate, size_t mr, size_t nr);
 void fconv_gemm_ukernel_half__avx512(size_t k, const float *a, const float *b, float *c, size_t ldc,
                                    int accumulate, size_t mr, size_t nr);
+void fconv_gemm_ukernel_cols__avx512(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
+                                   size_t mr, size_t nc, size_t nr);
 size_t fconv_gemm_mr__avx512(void);
 size_t fconv_gemm_nr__avx512(void);
 /* Their B packing (kernels/gemm/gemm-pack.c). */

@@ -123,6 +123,42 @@ static void check_ukernel(const struct fconv_kernels *kern, int half) {
     free(c);
 }
 
+/* The few-column kernel: every mr, nc <= 8 <= nr, a padded ldb; zeros past nc, nothing
+ * written past nr or mr. */
+static void check_ukernel_cols(const struct fconv_kernels *kern) {
+    const size_t MR = kern->gemm_mr, nr = 11, ldb = 13, ldc = nr + 2, k = 37;
+    float *a = malloc(sizeof(float) * MR * k), *b = malloc(sizeof(float) * ldb * k);
+    float *c0 = malloc(sizeof(float) * (MR + 1) * ldc), *c = malloc(sizeof(float) * (MR + 1) * ldc);
+    for (size_t mr = 1; mr <= MR; mr++)
+        for (size_t nc = 0; nc <= 8; nc++) {
+            test_fill_random(a, MR * k);
+            test_fill_random(b, ldb * k);
+            test_fill_random(c0, (MR + 1) * ldc);
+            memcpy(c, c0, sizeof(float) * (MR + 1) * ldc);
+            kern->gemm_ukernel_cols(k, a, b, ldb, c, ldc, mr, nc, nr);
+            for (size_t i = 0; i <= MR; i++)
+                for (size_t j = 0; j < ldc; j++) {
+                    if (i >= mr || j >= nr) {
+                        CHECKF(c[i * ldc + j] == c0[i * ldc + j], "%s ukernel_cols mr=%zu nc=%zu: wrote (%zu, %zu)",
+                               kern->name, mr, nc, i, j);
+                        continue;
+                    }
+                    double sum = 0.0, mag = 0.0;
+                    for (size_t p = 0; p < k && j < nc; p++) {
+                        sum += (double)a[p * MR + i] * b[p * ldb + j];
+                        mag += fabs((double)a[p * MR + i] * b[p * ldb + j]);
+                    }
+                    CHECKF(fabs(c[i * ldc + j] - sum) <= (double)(k + 2) * FLT_EPSILON * mag,
+                           "%s ukernel_cols mr=%zu nc=%zu: C[%zu][%zu] = %g, ref %.9g", kern->name, mr, nc, i, j,
+                           c[i * ldc + j], sum);
+                }
+        }
+    free(a);
+    free(b);
+    free(c0);
+    free(c);
+}
+
 static void test_gemm_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
         const struct fconv_kernels *kern = fconv_kernels_exact((fconv_isa)isa);
@@ -135,6 +171,7 @@ static void test_gemm_all_isas(void) {
         CHECK_EQ_INT(kern->gemm_nr, table_nr((fconv_isa)isa));
         check_ukernel(kern, 0);
         check_ukernel(kern, 1);
+        check_ukernel_cols(kern);
         /* every remainder of MR and NR, once each */
         for (size_t m = 1; m <= 2 * kern->gemm_mr + 1; m++)
             check_gemm(kern, m, 2 * kern->gemm_nr + 3, 5, 0, 0, 0);
