@@ -20,6 +20,15 @@
 #define ALWAYS_INLINE inline
 #endif
 
+/* The input vector stays in a register for all the rows it feeds: without this GCC folds
+ * its load into each of the up to four multiply-adds (2174 memory-operand FMAs in the
+ * AVX-512 filter kernel), and the loads, not the FMAs, set the pace. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define IN_REGISTER(x) __asm__("" : "+v"(x))
+#else
+#define IN_REGISTER(x) (void)0
+#endif
+
 /* Vectors of columns per step: as many accumulators as the register file holds beside the
  * input vector and the broadcast tap. */
 #define NV_ONE 8
@@ -47,13 +56,15 @@ static ALWAYS_INLINE void rows_block(const struct rows_args *r, const int nk, co
         const float *xa = r->x_rows[a] + e, *ta = r->tap_rows[a];
         for (size_t b = 0; b < r->kw; b++) {
             const float *xb = xa + b * r->dist, *tb = ta + (ptrdiff_t)b * r->tap_step;
-            vf xv[NV_ONE];
-            for (int v = 0; v < nv; v++)
-                xv[v] = rest ? vf_loadu_partial(xb + (size_t)v * VF_LANES, rest)
-                             : vf_loadu(xb + (size_t)v * VF_LANES);
-            for (int k = 0; k < nk; k++) {
-                vf t = vf_set1(tb[k * r->k_stride]);
-                for (int v = 0; v < nv; v++) acc[k][v] = vf_fma(t, xv[v], acc[k][v]);
+            /* the nk taps first, then one input vector at a time into all nk rows: with
+             * 4 x 6 accumulators (AVX-512) loading every input vector first left GCC too
+             * few registers, and it re-read the input from memory in every multiply-add */
+            vf t[4];
+            for (int k = 0; k < nk; k++) t[k] = vf_set1(tb[k * r->k_stride]);
+            for (int v = 0; v < nv; v++) {
+                vf x = rest ? vf_loadu_partial(xb + (size_t)v * VF_LANES, rest) : vf_loadu(xb + (size_t)v * VF_LANES);
+                if (nk > 1) IN_REGISTER(x);
+                for (int k = 0; k < nk; k++) acc[k][v] = vf_fma(t[k], x, acc[k][v]);
             }
         }
     }
@@ -133,13 +144,12 @@ static ALWAYS_INLINE void filter_input_row(const struct filter_args *r, vf acc[4
     for (int k = klo; k <= khi; k++) tk[k] = r->tap_rows[i - (size_t)k];
     for (size_t b = 0; b < r->kw; b++) {
         const float *xb = xi + b * r->dist;
-        vf xv[NV_FILTER];
-        for (int v = 0; v < nv; v++)
-            xv[v] = rest ? vf_loadu_partial(xb + (size_t)v * VF_LANES, rest)
-                         : vf_loadu(xb + (size_t)v * VF_LANES);
-        for (int k = klo; k <= khi; k++) {
-            vf t = vf_set1(tk[k][(ptrdiff_t)b * r->tap_step]);
-            for (int v = 0; v < nv; v++) acc[k][v] = vf_fma(t, xv[v], acc[k][v]);
+        vf t[4]; /* taps first, then each input vector into every row (see rows_block) */
+        for (int k = klo; k <= khi; k++) t[k] = vf_set1(tk[k][(ptrdiff_t)b * r->tap_step]);
+        for (int v = 0; v < nv; v++) {
+            vf x = rest ? vf_loadu_partial(xb + (size_t)v * VF_LANES, rest) : vf_loadu(xb + (size_t)v * VF_LANES);
+            if (khi > klo) IN_REGISTER(x);
+            for (int k = klo; k <= khi; k++) acc[k][v] = vf_fma(t[k], x, acc[k][v]);
         }
     }
 }
