@@ -20,6 +20,15 @@
 #define ALWAYS_INLINE inline
 #endif
 
+/* Two orders for one tap column of nk rows x nv vectors. Taps first (nk broadcasts, then
+ * each input vector loaded once into a register and multiplied into all nk rows) where the
+ * nk*nv accumulators, nk taps and one input fit the register file: AVX-512's 4 x 6. Else
+ * inputs first (nv loads, then one broadcast tap per row), which needs nv registers beside
+ * the accumulators instead of nk: AVX2's 4 x 3 in 16 (taps first spilled there, a 3 -> 64
+ * channel conv2d ran 2.6 -> 3.75 ms). A preprocessor choice: GCC allocated registers
+ * worse (7x7 filter 5-7% slower) with both orders in the source behind a constant test. */
+#define TAPS_FIRST (VF_LANES == 16) /* 4 x 6 + 4 + 1 of AVX-512's 32 registers */
+
 /* The input vector stays in a register for all the rows it feeds: without this GCC folds
  * its load into each of the up to four multiply-adds (2174 memory-operand FMAs in the
  * AVX-512 filter kernel), and the loads, not the FMAs, set the pace. */
@@ -56,16 +65,29 @@ static ALWAYS_INLINE void rows_block(const struct rows_args *r, const int nk, co
         const float *xa = r->x_rows[a] + e, *ta = r->tap_rows[a];
         for (size_t b = 0; b < r->kw; b++) {
             const float *xb = xa + b * r->dist, *tb = ta + (ptrdiff_t)b * r->tap_step;
-            /* the nk taps first, then one input vector at a time into all nk rows: with
-             * 4 x 6 accumulators (AVX-512) loading every input vector first left GCC too
-             * few registers, and it re-read the input from memory in every multiply-add */
-            vf t[4];
-            for (int k = 0; k < nk; k++) t[k] = vf_set1(tb[k * r->k_stride]);
-            for (int v = 0; v < nv; v++) {
-                vf x = rest ? vf_loadu_partial(xb + (size_t)v * VF_LANES, rest) : vf_loadu(xb + (size_t)v * VF_LANES);
-                if (nk > 1) IN_REGISTER(x);
-                for (int k = 0; k < nk; k++) acc[k][v] = vf_fma(t[k], x, acc[k][v]);
+#if TAPS_FIRST
+            {
+                vf t[4];
+                for (int k = 0; k < nk; k++) t[k] = vf_set1(tb[k * r->k_stride]);
+                for (int v = 0; v < nv; v++) {
+                    vf x = rest ? vf_loadu_partial(xb + (size_t)v * VF_LANES, rest)
+                                : vf_loadu(xb + (size_t)v * VF_LANES);
+                    if (nk > 1) IN_REGISTER(x);
+                    for (int k = 0; k < nk; k++) acc[k][v] = vf_fma(t[k], x, acc[k][v]);
+                }
             }
+#else
+            {
+                vf xv[NV_ONE];
+                for (int v = 0; v < nv; v++)
+                    xv[v] = rest ? vf_loadu_partial(xb + (size_t)v * VF_LANES, rest)
+                                 : vf_loadu(xb + (size_t)v * VF_LANES);
+                for (int k = 0; k < nk; k++) {
+                    vf t = vf_set1(tb[k * r->k_stride]);
+                    for (int v = 0; v < nv; v++) acc[k][v] = vf_fma(t, xv[v], acc[k][v]);
+                }
+            }
+#endif
         }
     }
     for (int k = 0; k < nk; k++)
@@ -144,13 +166,29 @@ static ALWAYS_INLINE void filter_input_row(const struct filter_args *r, vf acc[4
     for (int k = klo; k <= khi; k++) tk[k] = r->tap_rows[i - (size_t)k];
     for (size_t b = 0; b < r->kw; b++) {
         const float *xb = xi + b * r->dist;
-        vf t[4]; /* taps first, then each input vector into every row (see rows_block) */
-        for (int k = klo; k <= khi; k++) t[k] = vf_set1(tk[k][(ptrdiff_t)b * r->tap_step]);
-        for (int v = 0; v < nv; v++) {
-            vf x = rest ? vf_loadu_partial(xb + (size_t)v * VF_LANES, rest) : vf_loadu(xb + (size_t)v * VF_LANES);
-            if (khi > klo) IN_REGISTER(x);
-            for (int k = klo; k <= khi; k++) acc[k][v] = vf_fma(t[k], x, acc[k][v]);
+#if TAPS_FIRST
+        {
+            vf t[4];
+            for (int k = klo; k <= khi; k++) t[k] = vf_set1(tk[k][(ptrdiff_t)b * r->tap_step]);
+            for (int v = 0; v < nv; v++) {
+                vf x = rest ? vf_loadu_partial(xb + (size_t)v * VF_LANES, rest)
+                            : vf_loadu(xb + (size_t)v * VF_LANES);
+                if (khi > klo) IN_REGISTER(x);
+                for (int k = klo; k <= khi; k++) acc[k][v] = vf_fma(t[k], x, acc[k][v]);
+            }
         }
+#else
+        {
+            vf xv[NV_FILTER];
+            for (int v = 0; v < nv; v++)
+                xv[v] = rest ? vf_loadu_partial(xb + (size_t)v * VF_LANES, rest)
+                             : vf_loadu(xb + (size_t)v * VF_LANES);
+            for (int k = klo; k <= khi; k++) {
+                vf t = vf_set1(tk[k][(ptrdiff_t)b * r->tap_step]);
+                for (int v = 0; v < nv; v++) acc[k][v] = vf_fma(t, xv[v], acc[k][v]);
+            }
+        }
+#endif
     }
 }
 
