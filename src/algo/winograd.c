@@ -492,14 +492,29 @@ static size_t wino_workspace(const fconv_plan *plan, int m) { return geometry(pl
  * sizes, within ~15%).
  * SIMD kernels (packed products, AVX2): transforms 0.83 ns per transformed element, alpha²
  * (C + K) per block column, plus 0.5 ns per gathered element, alpha² C, where the gather
- * is scalar (F(2x2) and F(6x6)); the products on the micro-kernel at 40 G multiply-adds/s,
- * padded rows and block columns included.
+ * is scalar (F(2x2) and F(6x6)); the products on the micro-kernel at 40 G multiply-adds/s
+ * (AVX-512 on the Zen 4 VM: 52 G, the 16-wide slivers at its FMA peak), padded rows and
+ * block columns included.
  * Scalar build (OpenBLAS products): transforms 1.0 ns per element; each GEMM call (alpha²
  * per unit) 0.6 ns per element of U (OpenBLAS packs it every call, which is what makes
  * narrow blocks slow) + 2 flops per multiply-add at 100 GFLOP/s.
  * Depthwise / filter2d (one channel per group): 0.5 ns per product instead of a GEMM.
  * Plus the filter transform when the weights come at execute time.
  */
+/* Columns the packed products compute, per group: every block's live tiles rounded up to
+ * the strip, except a last few (WINO_FEW_COLUMNS) on the few-column kernel, which cost
+ * about a sixth of a 16-wide sliver each (mr = 6 multiply-adds per step there, one here). */
+static double product_columns(const struct wino_geometry *g) {
+    double cols = 0.0;
+    for (size_t b = 0; b < g->blocks; b++) {
+        size_t nt = b + 1 < g->blocks ? g->tb : g->tiles - b * g->tb;
+        size_t few = nt % FCONV_WINO_STRIP <= WINO_FEW_COLUMNS ? nt % FCONV_WINO_STRIP : 0;
+        cols += (double)(nt - few) + (few ? 0.0 : (double)(round_up(nt, FCONV_WINO_STRIP) - nt)) +
+                (double)few * FCONV_WINO_STRIP / 6.0;
+    }
+    return cols;
+}
+
 static double wino_cost(const fconv_plan *plan, int m) {
     struct wino_geometry g = geometry(plan, m);
     double a2 = (double)(g.alpha * g.alpha), cg = (double)g.cg, kg = (double)g.kg;
@@ -507,7 +522,8 @@ static double wino_cost(const fconv_plan *plan, int m) {
     double t;
     if (g.packed)
         t = 0.83e-9 * cols * a2 * (cg + kg) + (m == 4 ? 0.0 : 0.5e-9 * cols * a2 * cg) +
-            cols * a2 * (double)g.kgp * cg / 40e9;
+            (double)g.groups * product_columns(&g) * a2 * (double)g.kgp * cg /
+                (g.kern->isa >= FCONV_ISA_AVX512 ? 52e9 : 40e9);
     else if (g.cg == 1)
         t = 1.0e-9 * cols * a2 * (cg + kg) + 0.5e-9 * cols * a2 * kg;
     else
