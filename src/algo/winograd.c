@@ -24,6 +24,9 @@
  * WINO_MAX_BLOCK tiles, a multiple of the 16-tile strip. */
 #define WINO_BLOCK_TARGET_FLOATS ((size_t)1 << 19)
 #define WINO_MAX_BLOCK ((size_t)256)
+/* The transformed weights U that stay in the last-level cache between tile blocks (half of
+ * a Zen 4 CCD's 32 MiB L3). */
+#define WINO_U_CACHED_BYTES ((size_t)16 << 20)
 
 /* The problem in conv2d form (filter2d: the lowered, border-extended planar image) and the
  * workspace layout:  [padded image][U][V x vm_workers][M x vm_workers][scratch x scratch_workers]. */
@@ -106,7 +109,14 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
     g.kgp = round_up(kg, g.mr);
     /* at least one whole sliver per block where there are enough tiles */
     const size_t tb_min = g.packed ? g.kern->gemm_nr : FCONV_WINO_STRIP;
-    size_t tb_max = WINO_BLOCK_TARGET_FLOATS / (a2 * (cg + kg));
+    /* Where U outgrows the last-level cache, every block streams it from memory again:
+     * blocks then grow until V and M together reach half of U (2 threads: 8x512x28x28
+     * 52.6 -> 43.7 ms, 1x512x28x28 7.0 -> 5.95, 8x256x28x28 -> 512 26.8 -> 23.2). Below
+     * that U stays cached between blocks, and larger blocks only push V and M out of L2
+     * (1x256x56x56, U 9.4 MB: 5.4 -> 7.5 ms with them). */
+    size_t vm_target = WINO_BLOCK_TARGET_FLOATS, u_floats = a2 * cg * kg;
+    if (u_floats * sizeof(float) > WINO_U_CACHED_BYTES && u_floats / 2 > vm_target) vm_target = u_floats / 2;
+    size_t tb_max = vm_target / (a2 * (cg + kg));
     tb_max = tb_max / FCONV_WINO_STRIP * FCONV_WINO_STRIP;
     if (tb_max < tb_min) tb_max = tb_min;
     if (tb_max > WINO_MAX_BLOCK) tb_max = WINO_MAX_BLOCK;
