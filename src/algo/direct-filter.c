@@ -51,11 +51,14 @@ static const float *kernel_row(const fconv_filter2d_desc *f, const float *w, int
 
 /* Output rows per task. Kernels at least FILTER_MIN_KH tall run them through the multi-row
  * kernel, which loads each input row once for all of them (kh-fold fewer loads than one row
- * at a time): 5x5 and 7x7 gain 10-25% (2-core Zen 5 VM, 2048^2, one thread), while 3x3 on
- * large images is memory-bound and measured ~5% slower with it, so 3x3 takes the one-row
- * kernel per row. Either way the block's edge columns are one strip (edge_columns). */
+ * at a time): 5x5 and 7x7 gain 10-25% (2-core Zen 5 VM, 2048^2, one thread). 3x3 joined
+ * them on the Zen 4 VM (2 threads, 3 alternations: AVX-512 4096^2 5.94 -> 5.03 ms, 2048^2
+ * 1.34 -> 0.95, 1024^2 0.231 -> 0.188; AVX2 4096^2 6.6 -> 6.2, RGB 1024^2 0.84 -> 0.58),
+ * though the Zen 5 VM had measured it ~5% slower at 2048^2 and 4096^2, where the one-row
+ * kernel's non-temporal stores help; 2-row kernels stay on the one-row kernel (4096^2 2x2
+ * ran 3.5 -> 4.0 ms without them). Either way the block's edge columns are one strip. */
 #define FILTER_ROWS 4
-#define FILTER_MIN_KH 4
+#define FILTER_MIN_KH 3
 
 /* Floats of the stack strip that edge columns are computed from (32 KiB). */
 #define EDGE_STRIP_FLOATS 8192

@@ -54,17 +54,19 @@ static double direct_cost(const fconv_plan *plan) {
         const fconv_filter2d_desc *f = &plan->filter;
         /* The SIMD row kernel (AVX2+FMA) keeps every tap in registers: ~18 G multiply-adds/s
          * per thread from 5 taps wide, ~11 G for 3; the scalar build reaches the
-         * auto-vectorized rates. Kernels 4+ rows tall run 4 output rows per step
+         * auto-vectorized rates. Kernels 3+ rows tall run 4 output rows per step
          * (direct-filter.c), one load per input row. */
-        if (fconv_plan_isa(plan) >= FCONV_ISA_AVX512 && f->kh >= 4)
+        if (fconv_plan_isa(plan) >= FCONV_ISA_AVX512 && f->kh >= 3)
             /* AVX-512's 4 x 6 accumulators, measured one thread (Zen 4 VM, min of 10,
-             * 1024² and 2048²): 5x5 29-35 G/s, 7x7-11x11 33-39 G, 15x15 40-45 G. */
-            rate = f->kw >= 13 ? 42e9 : f->kw >= 7 ? 37e9 : f->kw >= 5 ? 31e9 : 15e9;
-        else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && f->kh >= 4)
+             * 1024² and 2048²): 3x3 17-25 G/s, 5x5 29-35 G/s, 7x7-11x11 33-39 G, 15x15
+             * 40-45 G. */
+            rate = f->kw >= 13 ? 42e9 : f->kw >= 7 ? 37e9 : f->kw >= 5 ? 31e9 : f->kw >= 3 ? 20e9 : 15e9;
+        else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && f->kh >= 3)
             /* The multi-row kernel, more multiply-adds per load as the kernel widens:
              * measured per thread (2 threads) 1024² 5x5 ~23 G/s, 2048² 7x7 ~28 G, 11x11
-             * ~32 G, 1024² 15x15 and the seed-004 RGB 15x15 ~35-38 G. */
-            rate = f->kw >= 13 ? 36e9 : f->kw >= 9 ? 31e9 : f->kw >= 7 ? 27e9 : f->kw >= 5 ? 22e9 : 11e9;
+             * ~32 G, 1024² 15x15 and the seed-004 RGB 15x15 ~35-38 G; 3x3 ~13 G (Zen 4). */
+            rate = f->kw >= 13 ? 36e9 : f->kw >= 9 ? 31e9 : f->kw >= 7 ? 27e9 : f->kw >= 5 ? 22e9 :
+                   f->kw >= 3 ? 13e9 : 11e9;
         else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX512)
             rate = f->kw >= 5 ? 24e9 : f->kw >= 3 ? 15e9 : 6e9; /* 1024² 3x3: 20 G/s, 2048²: 12 */
         else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2)
