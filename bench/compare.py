@@ -55,6 +55,40 @@ def parse_args_line(args):
     return d
 
 
+STEAL_LIMIT = 0.02  # of the CPU time of the run: above it, the VM was descheduled too much
+STEAL_TRIES = 3
+retaken = [0, 0]  # timings retaken, timings in all
+
+
+def steal_seconds():
+    """CPU time the hypervisor gave to others (steal, /proc/stat), in seconds; 0 where unknown."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else 0.0
+    except (OSError, ValueError):
+        return 0.0
+
+
+def quiet(measure):
+    """measure() -> (ms, ...), retaken up to STEAL_TRIES times while the VM lost more than
+    STEAL_LIMIT of the run's CPU time (THREADS cores x wall time) to steal; the fastest try
+    is kept. On this shared VM whole minutes ran with the second core mostly stolen, which
+    halved 2-thread timings of one side of a comparison."""
+    best = None
+    for attempt in range(STEAL_TRIES):
+        s0, t0 = steal_seconds(), time.perf_counter()
+        result = measure()
+        stolen = (steal_seconds() - s0) / (THREADS * (time.perf_counter() - t0))
+        if best is None or (result[0] is not None and best[0] is not None and result[0] < best[0]):
+            best = result
+        if stolen <= STEAL_LIMIT:
+            break
+        retaken[0] += 1
+    retaken[1] += 1
+    return best
+
+
 def fastconv_ms(cli, args, reps):
     out = subprocess.run([cli, "bench"] + shlex.split(args) + ["--threads", str(THREADS), "--reps", str(reps), "--json"],
                          check=True, capture_output=True, text=True).stdout
@@ -263,12 +297,12 @@ def main():
     for i, (group, args) in enumerate(shapes):
         shape = parse_args_line(args)
         print(f"[{i + 1}/{len(shapes)}] {group}: {args}", file=sys.stderr, flush=True)
-        fc_ms, fc_algo, fc_gflops = fastconv_ms(a.cli, args, a.reps)
+        fc_ms, fc_algo, fc_gflops = quiet(lambda: fastconv_ms(a.cli, args, a.reps))
         first_ms = fc_ms
         for peer in peers_for(shape, onednn, a.reps):
             # Interleaved: fastconv is timed again right before each peer; its best median counts.
-            fc_ms = min(fc_ms, fastconv_ms(a.cli, args, a.reps)[0])
-            ms, note = run_peer(peer, a.reps)
+            fc_ms = min(fc_ms, quiet(lambda: fastconv_ms(a.cli, args, a.reps))[0])
+            ms, note = quiet(lambda: run_peer(peer, a.reps))
             rows.append({"group": group, "args": args, "peer": peer[0], "peer_ms": ms, "note": note,
                          "fastconv_ms": fc_ms, "algo": fc_algo,
                          "gflop": fc_gflops * first_ms / 1e3})  # the problem's work, GFLOP
@@ -295,7 +329,9 @@ def main():
     out = [BEGIN, "## fastconv vs OpenCV, scipy, numpy, PyTorch and oneDNN", "",
            f"Command: `{cmd}`; machine: {model}, {cores} CPUs, {lanes}-lane FP32 SIMD; "
            f"{THREADS} threads everywhere; median of {a.reps} runs, fastconv re-timed before each peer "
-           "(interleaved) and its best median kept.",
+           "(interleaved) and its best median kept. A timing during which the VM lost more than "
+           f"{STEAL_LIMIT:.0%} of its CPU time to the hypervisor (steal in /proc/stat) was taken again, up to "
+           f"{STEAL_TRIES} times, the fastest kept: {retaken[0]} retakes for {retaken[1]} timings in this run.",
            roof_text,
            "ratio = peer ms / fastconv ms (> 1: fastconv is faster). fastconv runs AUTO through "
            "`fastconv bench`, in-process timing; peers in-process on preallocated arrays.", "",

@@ -7,7 +7,6 @@
  * problem, and each block goes through the same arithmetic on whichever thread or in
  * whichever phase runs it, so results are bit-identical for any thread count.
  */
-#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
