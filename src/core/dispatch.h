@@ -95,15 +95,13 @@ typedef void (*fconv_wino_f4_scatter_fn)(const float *src, size_t src_step, size
  * The Winograd tile transforms (kernels/winograd/winograd-tiles.c), many tiles at once in the
  * tile-minor layout of algo/winograd.h, ncols (a multiple of 16, <= ld) tiles computed.
  * Input: v(ξ, ν) = (B^T d B)[ξ][ν] for one channel; d: element (i, j) at d + (i*alpha + j)*ld;
- * tmp: scratch of alpha*alpha*ld floats; v(ξ, ν) at v + (ξ*alpha + ν)*v_step.
- * Output: out = A^T M A for one output channel; M(ξ, ν) at mm + (ξ*alpha + ν)*m_step; tmp:
- * scratch of m*alpha*ld floats; out: element (i, j) at out + (i*m + j)*ld.
+ * v(ξ, ν) at v + (ξ*alpha + ν)*v_step.
+ * Output: out = A^T M A for one output channel; M(ξ, ν) at mm + (ξ*alpha + ν)*m_step;
+ * out: element (i, j) at out + (i*m + j)*ld.
  * Indexed by m/2 - 1 for F(m x m, 3 x 3), m = 2, 4, 6.
  */
-typedef void (*fconv_wino_input_fn)(const float *d, float *tmp, float *v, size_t v_step, size_t ld,
-                                    size_t ncols);
-typedef void (*fconv_wino_output_fn)(const float *mm, size_t m_step, float *tmp, float *out, size_t ld,
-                                     size_t ncols);
+typedef void (*fconv_wino_input_fn)(const float *d, float *v, size_t v_step, size_t ld, size_t ncols);
+typedef void (*fconv_wino_output_fn)(const float *mm, size_t m_step, float *out, size_t ld, size_t ncols);
 
 /* One ISA's kernels. */
 struct fconv_kernels {
@@ -167,10 +165,8 @@ void fconv_wino_f4_scatter_kernel__avx512(const float *src, size_t src_step, siz
 /* The per-ISA Winograd tile transforms (kernels/winograd/winograd-tiles.c), fconv_wino_input_f4__avx2
  * and so on: the two functions of F(m x m) for one ISA, then all three m for each ISA. */
 #define FCONV_DECLARE_WINO_TILES(isa, m)                                                               \
-    void fconv_wino_input_f##m##__##isa(const float *d, float *tmp, float *v, size_t v_step, size_t ld, \
-                                        size_t ncols);                                                  \
-    void fconv_wino_output_f##m##__##isa(const float *mm, size_t m_step, float *tmp, float *out,        \
-                                         size_t ld, size_t ncols);
+    void fconv_wino_input_f##m##__##isa(const float *d, float *v, size_t v_step, size_t ld, size_t ncols); \
+    void fconv_wino_output_f##m##__##isa(const float *mm, size_t m_step, float *out, size_t ld, size_t ncols);
 #define FCONV_DECLARE_WINO_TILES_ALL(isa) \
     FCONV_DECLARE_WINO_TILES(isa, 2) FCONV_DECLARE_WINO_TILES(isa, 4) FCONV_DECLARE_WINO_TILES(isa, 6)
 FCONV_DECLARE_WINO_TILES_ALL(scalar)

@@ -22,6 +22,7 @@ static inline vf vf_loadu(const float *p) { return _mm256_loadu_ps(p); }
 static inline void vf_store(float *p, vf v) { _mm256_store_ps(p, v); }
 static inline void vf_storeu(float *p, vf v) { _mm256_storeu_ps(p, v); }
 static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 static inline vf vf_fma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }

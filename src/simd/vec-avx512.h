@@ -23,6 +23,7 @@ static inline vf vf_loadu(const float *p) { return _mm512_loadu_ps(p); }
 static inline void vf_store(float *p, vf v) { _mm512_store_ps(p, v); }
 static inline void vf_storeu(float *p, vf v) { _mm512_storeu_ps(p, v); }
 static inline vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vf vf_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 static inline vf vf_fma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }

@@ -21,6 +21,7 @@ static inline vf vf_loadu(const float *p) { return *p; }
 static inline void vf_store(float *p, vf v) { *p = v; }
 static inline void vf_storeu(float *p, vf v) { *p = v; }
 static inline vf vf_add(vf a, vf b) { return a + b; }
+static inline vf vf_sub(vf a, vf b) { return a - b; }
 static inline vf vf_mul(vf a, vf b) { return a * b; }
 /* a * b + c */
 static inline vf vf_fma(vf a, vf b, vf c) { return a * b + c; }

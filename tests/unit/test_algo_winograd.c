@@ -96,13 +96,13 @@ static void test_matrices_2d(void) {
  * than a strip). */
 static void check_tile_transforms(const struct fconv_kernels *kern) {
     enum { LD = 2 * FCONV_WINO_STRIP };
-    static float d[64 * LD], tmp[64 * LD], v[64 * LD], out[36 * LD];
+    static float d[64 * LD], v[64 * LD], out[36 * LD];
     for (int vi = 0; vi < 3; vi++) {
         const struct fconv_wino_matrices *w = fconv_wino_matrices_for(sizes[vi]);
         int m = w->m, a = w->alpha;
         test_fill_random(d, 64 * LD);
-        kern->wino_input[vi](d, tmp, v, LD, LD, LD);
-        kern->wino_output[vi](d, LD, tmp, out, LD, LD);
+        kern->wino_input[vi](d, v, LD, LD, LD);
+        kern->wino_output[vi](d, LD, out, LD, LD);
         for (int t = 0; t < LD; t++) {
             for (int i = 0; i < a; i++)
                 for (int j = 0; j < a; j++) {
