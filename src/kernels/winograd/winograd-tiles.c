@@ -87,42 +87,35 @@ static inline void output_1d_f6(const vf d[8], vf o[6]) {
 }
 
 /* ---- the 2D transforms, one pair per tile size ------------------------------------------------
- * Input: r = d B row by row (r[i][ν] = sum_j d[i][j] B[j][ν]), then V[.][ν] = B^T r[.][ν].
- * Output: r = M A row by row, then out[.][j] = A^T r[.][j]. */
+ * Both are one shape: NIN x NIN elements in (element (i, j) at src + (i*NIN + j)*src_step),
+ * each row's 1D transform T1D into registers (r[i][.] = row i times the matrix's transpose),
+ * then the column transforms of r into NOUT x NOUT elements out (element (i, j) at
+ * dst + (i*NOUT + j)*dst_step). Input: NIN = NOUT = alpha, V = B^T d B. Output: NIN = alpha,
+ * NOUT = m, out = A^T M A. */
+#define TRANSFORM_2D(T1D, NIN, NOUT, src, src_step, dst, dst_step, ncols)                                  \
+    for (size_t t = 0; t < (ncols); t += VF_LANES) {                                                      \
+        vf r[NIN][NOUT];                                                                                  \
+        UNROLLED (size_t i = 0; i < (NIN); i++) {                                                         \
+            vf row[NIN];                                                                                  \
+            UNROLLED (size_t j = 0; j < (NIN); j++) row[j] = vf_loadu((src) + (i * (NIN) + j) * (src_step) + t); \
+            T1D(row, r[i]);                                                                               \
+        }                                                                                                 \
+        UNROLLED (size_t j = 0; j < (NOUT); j++) {                                                        \
+            vf col[NIN], o[NOUT];                                                                         \
+            UNROLLED (size_t i = 0; i < (NIN); i++) col[i] = r[i][j];                                     \
+            T1D(col, o);                                                                                  \
+            UNROLLED (size_t i = 0; i < (NOUT); i++) vf_storeu((dst) + (i * (NOUT) + j) * (dst_step) + t, o[i]); \
+        }                                                                                                 \
+    }
+
 #define DEFINE_TRANSFORMS(M, ALPHA)                                                                          \
     void FCONV_ISA_SUFFIX(fconv_wino_input_f##M)(const float *d, float *v, size_t v_step, size_t ld,         \
                                                  size_t ncols) {                                             \
-        for (size_t t = 0; t < ncols; t += VF_LANES) {                                                       \
-            vf r[ALPHA][ALPHA];                                                                              \
-            UNROLLED (size_t i = 0; i < ALPHA; i++) {                                                        \
-                vf row[ALPHA];                                                                               \
-                UNROLLED (size_t j = 0; j < ALPHA; j++) row[j] = vf_loadu(d + (i * ALPHA + j) * ld + t);     \
-                input_1d_f##M(row, r[i]);                                                                    \
-            }                                                                                                \
-            UNROLLED (size_t nu = 0; nu < ALPHA; nu++) {                                                     \
-                vf col[ALPHA], o[ALPHA];                                                                     \
-                UNROLLED (size_t i = 0; i < ALPHA; i++) col[i] = r[i][nu];                                   \
-                input_1d_f##M(col, o);                                                                       \
-                UNROLLED (size_t xi = 0; xi < ALPHA; xi++) vf_storeu(v + (xi * ALPHA + nu) * v_step + t, o[xi]); \
-            }                                                                                                \
-        }                                                                                                    \
+        TRANSFORM_2D(input_1d_f##M, ALPHA, ALPHA, d, ld, v, v_step, ncols)                                   \
     }                                                                                                        \
     void FCONV_ISA_SUFFIX(fconv_wino_output_f##M)(const float *mm, size_t m_step, float *out, size_t ld,     \
                                                   size_t ncols) {                                            \
-        for (size_t t = 0; t < ncols; t += VF_LANES) {                                                       \
-            vf r[ALPHA][M];                                                                                  \
-            UNROLLED (size_t xi = 0; xi < ALPHA; xi++) {                                                     \
-                vf row[ALPHA];                                                                               \
-                UNROLLED (size_t nu = 0; nu < ALPHA; nu++) row[nu] = vf_loadu(mm + (xi * ALPHA + nu) * m_step + t); \
-                output_1d_f##M(row, r[xi]);                                                                  \
-            }                                                                                                \
-            UNROLLED (size_t j = 0; j < M; j++) {                                                            \
-                vf col[ALPHA], o[M];                                                                         \
-                UNROLLED (size_t xi = 0; xi < ALPHA; xi++) col[xi] = r[xi][j];                               \
-                output_1d_f##M(col, o);                                                                      \
-                UNROLLED (size_t i = 0; i < M; i++) vf_storeu(out + (i * M + j) * ld + t, o[i]);             \
-            }                                                                                                \
-        }                                                                                                    \
+        TRANSFORM_2D(output_1d_f##M, ALPHA, M, mm, m_step, out, ld, ncols)                                   \
     }
 
 DEFINE_TRANSFORMS(2, 4)
