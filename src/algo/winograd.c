@@ -160,7 +160,8 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
      * each unit is split across the threads. Either way the arithmetic is the same. */
     size_t threads = plan->threads > 0 ? (size_t)plan->threads : 1;
     g.block_mode = threads == 1 || g.units >= 4 * threads ||
-                   (g.units % threads == 0 && busiest_worker_tiles(&g, threads) * 10 <= g.tiles * (size_t)g.groups * 11 / threads);
+                   (g.units % threads == 0 &&
+                    busiest_worker_tiles(&g, threads) * 10 <= g.tiles * (size_t)g.groups * 11 / threads);
     g.workers = g.block_mode ? (g.units < threads ? g.units : threads) : threads;
     g.vm_workers = g.block_mode ? g.workers : 1;
 
