@@ -23,9 +23,10 @@
  * WINO_MAX_BLOCK tiles, a multiple of the 16-tile strip. */
 #define WINO_BLOCK_TARGET_FLOATS ((size_t)1 << 19)
 #define WINO_MAX_BLOCK ((size_t)256)
-/* The transformed weights U that stay in the last-level cache between tile blocks (half of
- * a Zen 4 CCD's 32 MiB L3). */
-#define WINO_U_CACHED_BYTES ((size_t)16 << 20)
+/* The last-level cache (a Zen 4 CCD's L3), and the transformed weights U that stay in it
+ * between tile blocks (half of it). */
+#define WINO_LLC_BYTES ((size_t)32 << 20)
+#define WINO_U_CACHED_BYTES (WINO_LLC_BYTES / 2)
 
 /* The problem in conv2d form (filter2d: the lowered, border-extended planar image) and the
  * workspace layout:  [padded image][U][V x vm_workers][M x vm_workers][scratch x scratch_workers]. */
@@ -68,6 +69,11 @@ static size_t skewed_row(size_t floats) {
     return (lines | 1) * 16;
 }
 
+/* Tiles in block b of a group: tb, but for the last block, which holds what is left. */
+static size_t block_tiles(const struct wino_geometry *g, size_t b) {
+    return g->tiles - b * g->tb < g->tb ? g->tiles - b * g->tb : g->tb;
+}
+
 /* The most tiles any of `workers` gets when each takes a contiguous share of the units: a
  * group's last block holds what is left of its tiles. Two blocks of 32 and 17 tiles (a
  * 28x28 map's 49) kept one of two threads idle a third of the time: 1x128x28x28 3x3 on 2
@@ -76,10 +82,8 @@ static size_t busiest_worker_tiles(const struct wino_geometry *g, size_t workers
     size_t busiest = 0;
     for (size_t w = 0; w < workers; w++) {
         size_t load = 0;
-        for (size_t unit = w * g->units / workers; unit < (w + 1) * g->units / workers; unit++) {
-            size_t b = unit % g->blocks;
-            load += b + 1 < g->blocks ? g->tb : g->tiles - b * g->tb;
-        }
+        for (size_t unit = w * g->units / workers; unit < (w + 1) * g->units / workers; unit++)
+            load += block_tiles(g, unit % g->blocks);
         if (load > busiest) busiest = load;
     }
     return busiest;
@@ -236,7 +240,7 @@ static void unit_range(const struct wino_geometry *g, size_t unit, size_t *group
                        size_t *nt) {
     *group = unit / g->blocks;
     *t0 = (unit % g->blocks) * g->tb;
-    *nt = g->tiles - *t0 < g->tb ? g->tiles - *t0 : g->tb;
+    *nt = block_tiles(g, unit % g->blocks);
 }
 
 /* Image, tile row and tile column of global tile t. */
@@ -297,21 +301,20 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
         int64_t row0 = ty * m - g->pad_top;
         for (size_t i = 0; i < a; i++) {
             int64_t row = row0 + (int64_t)i;
-            if (row >= 0 && row < g->h && c + 1 < (size_t)g->cg) /* the next channel's same row */
-                prefetch_columns(xc + g->x_c + n * g->x_n + row * g->x_h, tx * m - g->pad_left,
-                                 (int64_t)run * m + 2, g->w);
-            if (m == 4 && row >= 0 && row < g->h) { /* the dispatched SIMD gather */
-                g->kern->wino_f4_gather(xc + n * g->x_n + row * g->x_h, tx * m - g->pad_left, g->w, run,
-                                        d + i * a * tb + t, tb);
+            const int inside = row >= 0 && row < g->h;
+            const float *xr = inside ? xc + n * g->x_n + row * g->x_h : NULL;
+            if (inside && c + 1 < (size_t)g->cg) /* the next channel's same row */
+                prefetch_columns(xr + g->x_c, tx * m - g->pad_left, (int64_t)run * m + 2, g->w);
+            if (m == 4 && inside) { /* the dispatched SIMD gather */
+                g->kern->wino_f4_gather(xr, tx * m - g->pad_left, g->w, run, d + i * a * tb + t, tb);
                 continue;
             }
             for (size_t j = 0; j < a; j++) {
                 float *restrict dst = d + (i * a + j) * tb + t;
-                if (row < 0 || row >= g->h) {
+                if (!inside) {
                     for (size_t r = 0; r < run; r++) dst[r] = 0.0f;
                     continue;
                 }
-                const float *restrict xr = xc + n * g->x_n + row * g->x_h;
                 /* column of tile r of the run: col0 + r*m; inside for r in [lo, hi) */
                 int64_t col0 = tx * m - g->pad_left + (int64_t)j;
                 int64_t lo = col0 >= 0 ? 0 : (-col0 + m - 1) / m;
@@ -545,14 +548,11 @@ static void wino_release(fconv_plan *plan) {
 static size_t wino_workspace(const fconv_plan *plan, int m) { return geometry(plan, m).total; }
 
 /*
- * Seconds, fitted to single-thread measurements on the 2-core Zen 5 VM (1x64x56x56,
- * 1x128x28x28, 1x256x16x16, 1x256x56x56 and 1x512x7x7 with as many filters, all three tile
- * sizes, within ~15%).
- * SIMD kernels (packed products, AVX2): transforms 0.83 ns per transformed element, alpha²
- * (C + K) per block column, plus 0.5 ns per gathered element, alpha² C, where the gather
- * is scalar (F(2x2) and F(6x6)); the products on the micro-kernel at 40 G multiply-adds/s
- * (AVX-512 on the Zen 4 VM: 52 G, the 16-wide slivers at its FMA peak), padded rows and
- * block columns included.
+ * Seconds, over the plan's threads.
+ * SIMD kernels (packed products): fitted on the Zen 4 VM to rdtsc timings of each phase,
+ * one thread, eleven layers (the figures at wino_cost); the products on the micro-kernel at
+ * 40 G multiply-adds/s on AVX2 and 52 G on AVX-512 (the 16-wide slivers at its FMA peak)
+ * for many channels, padded rows and block columns included.
  * Scalar build (OpenBLAS products): transforms 1.0 ns per element; each GEMM call (alpha²
  * per unit) 0.6 ns per element of U (OpenBLAS packs it every call, which is what makes
  * narrow blocks slow) + 2 flops per multiply-add at 100 GFLOP/s.
@@ -565,7 +565,7 @@ static size_t wino_workspace(const fconv_plan *plan, int m) { return geometry(pl
 static double product_columns(const struct wino_geometry *g) {
     double cols = 0.0;
     for (size_t b = 0; b < g->blocks; b++) {
-        size_t nt = b + 1 < g->blocks ? g->tb : g->tiles - b * g->tb;
+        size_t nt = block_tiles(g, b);
         size_t few = nt % FCONV_WINO_STRIP <= WINO_FEW_COLUMNS ? nt % FCONV_WINO_STRIP : 0;
         cols += (double)(nt - few) + (few ? 0.0 : (double)(round_up(nt, FCONV_WINO_STRIP) - nt)) +
                 (double)few * FCONV_WINO_STRIP / 6.0;
@@ -579,7 +579,9 @@ static double wino_cost(const fconv_plan *plan, int m) {
     double cols = (double)g.units * (double)g.tb; /* block columns, padding included */
     double t;
     if (g.packed) {
-        /* Per block column, element and channel, timed by phase on the Zen 4 VM (one thread):
+        /* Per block column, element and channel, timed by phase (1x3x224x224 -> 64, 1x64x56x56,
+         * 1x128x28x28, 1x256x14x14, 1x512x7x7, 1x64x224x224, 1x256x16x16, 1x128x56x56 -> 256,
+         * F(2x2) and F(6x6) on 1x64x56x56):
          * the input phase 0.22 ns on 224x224 maps to 0.7-0.9 on 14x14 and 16x16 ones (short
          * tile rows: partial vectors in the gather), the output phase 0.13 to 0.39; F(2x2)
          * and F(6x6) gather by scalar copies. The products: a micro-kernel call's fixed cost
@@ -600,7 +602,7 @@ static double wino_cost(const fconv_plan *plan, int m) {
      * (103 MB out) took 3.1 ms per image on one thread against 2.3 at batch 1, where direct,
      * writing whole rows, kept its pace. Not shared between the threads: memory-bound. */
     double y_bytes = (double)g.n * (double)g.groups * kg * (double)(g.out_h * g.out_w) * sizeof(float);
-    double memory = y_bytes > 2.0 * WINO_U_CACHED_BYTES ? y_bytes / 20e9 : 0.0;
+    double memory = y_bytes > (double)WINO_LLC_BYTES ? y_bytes / 20e9 : 0.0;
     return t / plan->threads + memory + 5e-6;
 }
 
