@@ -1,36 +1,32 @@
 #!/usr/bin/env python3
 """
-GPU comparison for a machine with an NVIDIA GPU (docs/gpu.md): fastconv --device cuda
-(kernel time from device events, transfers apart) against cuDNN through
-torch.nn.functional.conv2d and CuPy (cupyx.scipy.ndimage.convolve,
-cupyx.scipy.signal.convolve2d). Peers are timed on device-resident data with CUDA events,
-median of --reps runs after a warm-up, so compare them with fastconv's kernel column.
+GPU comparison on a machine with an NVIDIA GPU (docs/gpu.md): every shape of
+`fastconv bench suite --list`, every GPU algorithm of fastconv and AUTO (`--device cuda`,
+kernel time from device events, transfers apart), against cuDNN through
+torch.nn.functional.conv2d (NCHW, float32 with TF32 off, and with TF32 on as PyTorch's
+default for convolutions) and CuPy (cupyx.scipy.ndimage.correlate, cupyx.scipy.signal.fftconvolve,
+cupy.convolve for 1D). Peers are timed on device-resident data with CUDA events (median of
+--reps after a warm-up), so they compare with fastconv's kernel time.
 
-  /usr/bin/python3 bench/gpu_compare.py --cli build/fastconv [--reps 20] [--device cuda]
+  python3 bench/gpu_compare.py --cli build/fastconv [--reps 10] [--group G ...]
+         [--json-out F] [--md-out F]
 
 Peers that are not installed are reported as such; nothing is downloaded.
 """
 import argparse
 import json
+import shlex
 import statistics
 import subprocess
-
-CONV2D = [  # (N, C, H, W, K, R, S, stride, pad)
-    (1, 64, 56, 56, 64, 3, 3, 1, 1), (1, 128, 28, 28, 128, 3, 3, 1, 1),
-    (1, 256, 14, 14, 256, 3, 3, 1, 1), (8, 64, 56, 56, 64, 1, 1, 1, 0),
-    (1, 3, 224, 224, 64, 7, 7, 2, 3),
-]
-FILTER = [(1080, 1920, 3, 3), (1080, 1920, 15, 15), (2048, 2048, 31, 31)]
+import sys
 
 
-def fastconv(cli, device, reps, args):
-    out = subprocess.run([cli, "bench", *args, "--device", device, "--reps", str(reps), "--json"],
-                         capture_output=True, text=True)
+def fastconv_rows(cli, device, reps, args):
+    out = subprocess.run([cli, "bench", *args, "--device", device, "--algo", "all", "--reps",
+                          str(reps), "--json"], capture_output=True, text=True)
     if out.returncode != 0:
-        return {"error": out.stderr.strip()}
-    rows = json.loads(out.stdout)
-    rows = rows if isinstance(rows, list) else rows.get("results", [rows])
-    return rows[0]
+        return {"failed": out.stderr.strip()}
+    return json.loads(out.stdout)
 
 
 def cuda_time(fn, reps):
@@ -48,49 +44,127 @@ def cuda_time(fn, reps):
     return statistics.median(times)
 
 
+def parse(args):
+    """The `fastconv bench` arguments of one suite line as a dict of option -> value."""
+    kind, rest = args[0], args[1:]
+    opts = {}
+    i = 0
+    while i < len(rest):
+        if i + 1 < len(rest) and not rest[i + 1].startswith("--"):
+            opts[rest[i][2:]] = rest[i + 1]
+            i += 2
+        else:
+            opts[rest[i][2:]] = True
+            i += 1
+    return kind, opts
+
+
+def dims(text):
+    return [int(v) for v in text.split("x")]
+
+
+def peers(kind, o, reps):
+    """Peer name -> milliseconds (device-resident data), or a string saying why not."""
+    import torch
+    res = {}
+    if kind == "conv2d":
+        n, c, h, w = dims(o["input"])
+        k, r, s = dims(o["filters"])
+        st = int(o.get("stride", "1").split(",")[0])
+        p = int(o.get("pad", "0").split(",")[0])
+        x = torch.randn(n, c, h, w, device="cuda")
+        wt = torch.randn(k, c, r, s, device="cuda")
+        torch.backends.cudnn.benchmark = True
+        for name, tf32 in (("cudnn", False), ("cudnn-tf32", True)):
+            torch.backends.cudnn.allow_tf32 = tf32
+            res[name] = cuda_time(lambda: torch.nn.functional.conv2d(x, wt, stride=st, padding=p), reps)
+        torch.backends.cudnn.allow_tf32 = False
+        return res
+    try:
+        import cupy
+        import cupyx.scipy.ndimage as ndi
+        import cupyx.scipy.signal as sig
+    except ImportError as e:
+        return {"cupy": f"not installed ({e})"}
+    if kind == "filter":
+        size = dims(o["size"])
+        kh, kw = dims(o["kernel"])
+        img = cupy.random.standard_normal(size, dtype=cupy.float32)
+        ker = cupy.random.standard_normal((kh, kw) + ((1,) if len(size) == 3 else ()),
+                                          dtype=cupy.float32)
+        mode = "reflect" if o.get("border") == "reflect" else "constant"
+        res["cupy-ndimage"] = cuda_time(lambda: ndi.correlate(img, ker, mode=mode), reps)
+        res["cupy-fftconvolve"] = cuda_time(lambda: sig.fftconvolve(img, ker, mode="same",
+                                                                    axes=(0, 1)), reps)
+    elif kind == "conv1d":
+        n, m = int(o["size"]), int(o["kernel"])
+        a = cupy.random.standard_normal(n, dtype=cupy.float32)
+        v = cupy.random.standard_normal(m, dtype=cupy.float32)
+        res["cupy-convolve"] = cuda_time(lambda: cupy.convolve(a, v, mode="same"), reps)
+        res["cupy-fftconvolve"] = cuda_time(lambda: sig.fftconvolve(a, v, mode="same"), reps)
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--cli", default="build/fastconv")
     ap.add_argument("--device", default="cuda")
-    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--group", action="append", help="only these suite groups (repeatable)")
+    ap.add_argument("--json-out", help="write every row here")
+    ap.add_argument("--md-out", help="write the markdown table here")
     a = ap.parse_args()
+    listing = subprocess.run([a.cli, "bench", "suite", "--list"], capture_output=True, text=True,
+                             check=True).stdout.splitlines()
     try:
         import torch
         have_torch = torch.cuda.is_available()
     except ImportError:
         have_torch = False
-    try:
-        import cupy
-        import cupyx.scipy.ndimage
-        import cupyx.scipy.signal
-        have_cupy = True
-    except ImportError:
-        have_cupy = False
-    print(f"{'problem':44s} {'fastconv kernel ms':>18s} {'transfer ms':>12s} {'cuDNN ms':>9s} {'CuPy ms':>8s}")
-    for n, c, h, w, k, r, s, st, p in CONV2D:
-        fc = fastconv(a.cli, a.device, a.reps, ["conv2d", "--input", f"{n}x{c}x{h}x{w}",
-                                                 "--filters", f"{k}x{r}x{s}", "--stride", str(st),
-                                                 "--pad", str(p)])
-        cudnn = "n/a"
-        if have_torch:
-            x = torch.randn(n, c, h, w, device="cuda")
-            wt = torch.randn(k, c, r, s, device="cuda")
-            torch.backends.cudnn.benchmark = True
-            cudnn = f"{cuda_time(lambda: torch.nn.functional.conv2d(x, wt, stride=st, padding=p), a.reps):.3f}"
-        print(f"conv2d {n}x{c}x{h}x{w} k{k} {r}x{s} s{st} p{p}".ljust(44),
-              f"{fc.get('kernel_ms', float('nan')):18.3f} {fc.get('transfer_ms', float('nan')):12.3f}"
-              f" {cudnn:>9s} {'-':>8s}", fc.get("error", ""))
-    for h, w, kh, kw in FILTER:
-        fc = fastconv(a.cli, a.device, a.reps, ["filter", "--size", f"{h}x{w}", "--kernel", f"{kh}x{kw}"])
-        cp = "n/a"
-        if have_cupy and have_torch:
-            img = cupy.random.standard_normal((h, w), dtype=cupy.float32)
-            ker = cupy.random.standard_normal((kh, kw), dtype=cupy.float32)
-            cp = f"{cuda_time(lambda: cupyx.scipy.signal.convolve2d(img, ker, mode='same'), a.reps):.3f}"
-            cp += f" / {cuda_time(lambda: cupyx.scipy.ndimage.convolve(img, ker, mode='constant'), a.reps):.3f}"
-        print(f"filter {h}x{w} kernel {kh}x{kw}".ljust(44),
-              f"{fc.get('kernel_ms', float('nan')):18.3f} {fc.get('transfer_ms', float('nan')):12.3f}"
-              f" {'-':>9s} {cp:>8s}", fc.get("error", ""))
+    results = []
+    for line in listing:
+        group, cmd = line.split("\t", 1)
+        if a.group and group not in a.group:
+            continue
+        args = shlex.split(cmd)
+        kind, opts = parse(args)
+        print(f"[{len(results) + 1}] {group} {cmd}", file=sys.stderr, flush=True)
+        rows = fastconv_rows(a.cli, a.device, a.reps, args)
+        try:
+            peer = peers(kind, opts, a.reps) if have_torch else {"torch": "no CUDA torch"}
+        except Exception as e:  # a peer that fails must not stop the run
+            peer = {"error": f"{type(e).__name__}: {e}"}
+        results.append({"group": group, "args": cmd, "fastconv": rows, "peers": peer})
+        if a.json_out:  # after every shape: a run cut short keeps what it measured
+            with open(a.json_out, "w") as f:
+                json.dump(results, f, indent=1)
+    md = table(results)
+    print(md)
+    if a.md_out:
+        with open(a.md_out, "w") as f:
+            f.write(md)
+
+
+def table(results):
+    lines = ["| group | problem | AUTO (its choice) kernel ms | best fastconv kernel ms (algo) | "
+             "transfer ms | peers ms | best peer / AUTO |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results:
+        rows = r["fastconv"]
+        if isinstance(rows, dict):
+            lines.append(f"| {r['group']} | {r['args']} | failed: {rows['failed']} | | | | |")
+            continue
+        auto = next(x for x in rows if x["requested"] == "auto")
+        best = min((x for x in rows if x["requested"] != "auto"), key=lambda x: x["kernel_ms"])
+        num = {k: v for k, v in r["peers"].items() if isinstance(v, float)}
+        exact = {k: v for k, v in num.items() if k != "cudnn-tf32"}
+        peer_txt = ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k}: {v}"
+                             for k, v in r["peers"].items())
+        ratio = f"{min(exact.values()) / auto['kernel_ms']:.2f}" if exact else "-"
+        lines.append(f"| {r['group']} | {r['args']} | {auto['kernel_ms']:.3f} ({auto['algo']}) | "
+                     f"{best['kernel_ms']:.3f} ({best['algo']}) | {auto['transfer_ms']:.3f} | "
+                     f"{peer_txt} | {ratio} |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

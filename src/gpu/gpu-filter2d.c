@@ -1,35 +1,39 @@
 /*
  * gpu-filter2d.c - filter2d on the GPU, every mode and border: one thread per output with
  * the kernel in global (generic) or constant memory, or shared-memory tiles with the halo
- * (border remapped while loading). Kernels too large for constant or local memory run
- * the next simpler kernel: no size is an error.
+ * (border remapped while loading) and 4 x 4 outputs per thread. Kernels too large for local
+ * or constant memory run the next simpler kernel: no size is an error.
  */
 #include "gpu/gpu-driver.h"
 
-#define TILE 16
+#define TILE 16       /* outputs per block side of the one-per-thread kernels */
+#define HALO_TILE 64  /* of filter2d_tiled_halo (FC_FT_TILE): 4 x 4 outputs per thread */
 
 fconv_status fconv_gpu_filter2d_run(const fconv_plan *plan, const fconv_gpu_io *io);
 
 fconv_status fconv_gpu_filter2d_run(const fconv_plan *plan, const fconv_gpu_io *io) {
     const fconv_filter2d_desc *f = &plan->filter;
-    int64_t groups[3] = {fconv_gpu_div_up(plan->out_w, TILE), fconv_gpu_div_up(plan->out_h, TILE),
-                         f->channels};
     int64_t local[3] = {TILE, TILE, 1};
     int64_t taps = f->kh * f->kw;
-    /* Tile rows padded to 16 (mod 32) floats: the two 16-thread rows of a warp then read
-     * disjoint halves of the 32 banks. */
-    int64_t rows = TILE + f->kh - 1, cols = TILE + f->kw - 1;
-    int64_t ts = cols + ((16 - cols % 32) + 32) % 32;
+    /* Tile rows padded to 4 (mod 8) floats: the two 16-thread halves of a warp work on rows
+     * 4 apart, which then start 16 banks apart. The mask follows the tile. */
+    int64_t rows = HALO_TILE + f->kh - 1, cols = HALO_TILE + f->kw - 1;
+    int64_t ts = cols + ((4 - cols % 8) + 8) % 8;
+    double halo_bytes = ((double)rows * (double)ts + (double)taps) * sizeof(float);
     fconv_algo v = plan->algo->id;
     if (v == FCONV_ALGO_GPU_TILED_HALO &&
-        (double)rows * (double)ts * sizeof(float) > (double)io->limits.local_mem_bytes)
+        (halo_bytes > (double)io->limits.local_mem_bytes || io->limits.max_group_size < 256))
         v = FCONV_ALGO_GPU_CONSTANT;
-    if (v != FCONV_ALGO_GPU_NAIVE && taps > FCONV_GPU_CONSTANT_FLOATS) v = FCONV_ALGO_GPU_NAIVE;
+    if (v == FCONV_ALGO_GPU_CONSTANT && taps > FCONV_GPU_CONSTANT_FLOATS) v = FCONV_ALGO_GPU_NAIVE;
+    int64_t side = v == FCONV_ALGO_GPU_TILED_HALO ? HALO_TILE : TILE;
+    int64_t groups[3] = {fconv_gpu_div_up(plan->out_w, side), fconv_gpu_div_up(plan->out_h, side),
+                         f->channels};
 
     fconv_gpu_arg args[20];
     int n = 0;
     args[n++] = fconv_gpu_buf_arg(io->x);
-    if (v == FCONV_ALGO_GPU_NAIVE) args[n++] = fconv_gpu_buf_arg(io->w);
+    if (v == FCONV_ALGO_GPU_NAIVE || v == FCONV_ALGO_GPU_TILED_HALO)
+        args[n++] = fconv_gpu_buf_arg(io->w);
     args[n++] = fconv_gpu_buf_arg(io->y);
     int64_t ints[] = {f->h, f->w, f->channels, f->kh, f->kw, plan->out_h, plan->out_w,
                       plan->off_h, plan->off_w, (int64_t)f->border};
@@ -41,11 +45,10 @@ fconv_status fconv_gpu_filter2d_run(const fconv_plan *plan, const fconv_gpu_io *
     if (v == FCONV_ALGO_GPU_TILED_HALO) {
         kernel = "filter2d_tiled_halo";
         args[n++] = fconv_gpu_i64_arg(ts);
-        args[n++] = fconv_gpu_local_arg(rows * ts * (int64_t)sizeof(float));
+        args[n++] = fconv_gpu_local_arg((int64_t)halo_bytes);
     } else if (v == FCONV_ALGO_GPU_CONSTANT) {
         kernel = "filter2d_constant";
-    }
-    if (v != FCONV_ALGO_GPU_NAIVE)
         args[n++] = fconv_gpu_constant_arg(io->w, taps * (int64_t)sizeof(float));
+    }
     return io->ops->launch(io->gpu, kernel, groups, local, args, n, io->timing);
 }

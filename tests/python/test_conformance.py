@@ -16,7 +16,7 @@ import scipy.signal as signal
 
 from conftest import (make_rng, FCONV_EINVAL, FCONV_EUNSUPPORTED, FastconvError, algorithms, assert_close,
                       conv1d, conv2d, conv2d_reference, error_bound, filter2d,
-                      filter2d_reference)
+                      filter2d_reference, suite_device)
 
 # The "auto" choice is checked too, against the default tolerance (FCONV_DEFAULT_TOLERANCE).
 AUTO_BOUND = 1e-5
@@ -305,6 +305,7 @@ def test_conv2d_sample_layer(algo):
     assert_close(y, conv2d_reference(x, w, b, **opts), _conv2d_scale(x, w, b, **opts), _bound(algo))
 
 
+@pytest.mark.skipif(suite_device() != 0, reason="names the CPU reference and CPU threads")
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_conv2d_threads(threads):
     """Any thread count gives the answer (the reference is deterministic: identical bits)."""

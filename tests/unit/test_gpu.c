@@ -179,6 +179,48 @@ int main(int argc, char **argv) {
             fill(k, 20);
             compare("filter2d", algos2[a], 1, &d, k, NULL);
         }
+    /* gpu-tiled-halo's 64 x 64 blocks (4 x 4 outputs per thread): several blocks, interior
+     * ones among them (loaded without remapping), masks taller than a block, a 1x1 image,
+     * a mask beyond local memory (runs the constant-memory kernel), every border. */
+    {
+        static const struct {
+            int64_t h, w, kh, kw;
+            fconv_mode mode;
+        } shapes[] = {{200, 150, 9, 7, FCONV_MODE_SAME},   {131, 67, 31, 31, FCONV_MODE_VALID},
+                      {90, 80, 70, 3, FCONV_MODE_FULL},    {1, 1, 3, 3, FCONV_MODE_SAME},
+                      {5, 300, 1, 11, FCONV_MODE_SAME},    {40, 30, 101, 101, FCONV_MODE_SAME}};
+        for (int i = 0; i < 6; i++) {
+            fconv_filter2d_desc d = {.h = shapes[i].h, .w = shapes[i].w, .channels = 1 + i % 3,
+                                     .kh = shapes[i].kh, .kw = shapes[i].kw, .mode = shapes[i].mode,
+                                     .border = (fconv_border)i, .border_value = -0.25f,
+                                     .correlate = i & 1};
+            float *k = malloc((size_t)(d.kh * d.kw) * 4);
+            fill(k, d.kh * d.kw);
+            compare("filter2d-blocks", FCONV_ALGO_GPU_TILED_HALO, 1, &d, k, NULL);
+            free(k);
+        }
+    }
+    /* A NaN reaches exactly the outputs whose window holds it (no zero taps padded into
+     * another output's sum). */
+    {
+        fconv_filter2d_desc d = {.h = 130, .w = 130, .channels = 1, .kh = 5, .kw = 5,
+                                 .mode = FCONV_MODE_SAME};
+        fconv_options o = {.algo = FCONV_ALGO_GPU_TILED_HALO, .device = dev};
+        float k[25], *x = malloc(130 * 130 * 4), *y = malloc(130 * 130 * 4);
+        for (int i = 0; i < 25; i++) k[i] = 1.0f;
+        for (int i = 0; i < 130 * 130; i++) x[i] = 1.0f;
+        x[65 * 130 + 66] = NAN;
+        fconv_plan *plan = NULL;
+        CHECK(fconv_plan_filter2d(&d, &o, k, &plan) == FCONV_OK);
+        CHECK(plan && fconv_execute(plan, x, NULL, NULL, y) == FCONV_OK);
+        int nans = 0;
+        for (int i = 0; i < 130 * 130; i++) nans += isnan(y[i]) != 0;
+        CHECKF(nans == 25 && isnan(y[65 * 130 + 66]) && y[62 * 130 + 66] == 25.0f,
+               "filter2d NaN: %d outputs NaN, want the 25 around it", nans);
+        fconv_plan_destroy(plan);
+        free(x);
+        free(y);
+    }
     fconv_algo algos3[] = {FCONV_ALGO_GPU_NAIVE, FCONV_ALGO_GPU_IMPLICIT_GEMM, FCONV_ALGO_AUTO};
     for (size_t a = 0; a < sizeof algos3 / sizeof algos3[0]; a++) {
         fconv_conv2d_desc d = {.n = 2, .c = 6, .h = 19, .w = 23, .k = 70, .r = 3, .s = 2,
