@@ -5,6 +5,7 @@
  * Error bounds are direct's (float32 accumulation in the definition's order), except
  * gpu-winograd-2x2's, which is CPU winograd-2x2's.
  */
+#include <math.h>
 #include <stdio.h>
 
 #include "gpu/gpu-driver.h"
@@ -39,44 +40,91 @@ static size_t no_workspace(const fconv_plan *plan) {
     return 0;
 }
 
-/* Relative costs for AUTO on a device (seconds at nominal rates; only the order matters):
- * tiles beat constant memory beat global memory; implicit GEMM beats one thread per output. */
-static double cost_scaled(const fconv_plan *plan, double ns_per_mac) {
-    return 1e-5 + fconv_plan_macs(plan) * ns_per_mac * 1e-9;
-}
-static double cost_naive(const fconv_plan *p) { return cost_scaled(p, 0.004); }
-static double cost_constant(const fconv_plan *p) { return cost_scaled(p, 0.002); }
-static double cost_tiled_halo(const fconv_plan *p) { return cost_scaled(p, 0.001); }
-static double cost_tiled_global(const fconv_plan *p) { return cost_scaled(p, 0.0015); }
-static double cost_gemm(const fconv_plan *p) { return cost_scaled(p, 0.0005); }
+/* AUTO on a device: times in seconds fitted to kernel times measured on an NVIDIA H100
+ * (docs/gpu.md, bench/gpu_compare.py over the whole suite; each fit within about +-25% of
+ * what it was fitted to, except gpu-naive on conv2d). On another GPU the scale differs; the
+ * order, which is all AUTO uses, mostly holds.
+ *
+ * filter2d and conv1d: launch + per multiply-add + per output (the write, the border). */
+typedef struct gpu_rates {
+    double launch, per_mac, per_output;
+} gpu_rates;
 
-/* gpu-winograd-2x2 (not measured on a GPU; the order follows the work): the 16 products per
- * 2x2 tile run at the implicit GEMM's rate over the padded block (16 output channels x 8
- * input channels), the input transform is redone per 16-channel output block, the output
- * transform once per output, plus the filter transform when the weights come at execute
- * time. For C, K >= 16 that is about 2x cheaper than implicit GEMM; depthwise is dearer. */
+static double cost_rates(const fconv_plan *p, gpu_rates filter2d, gpu_rates conv1d) {
+    gpu_rates r = p->kind == FCONV_KIND_FILTER2D ? filter2d : conv1d;
+    return r.launch + fconv_plan_macs(p) * r.per_mac +
+           (double)fconv_plan_output_elements(p) * r.per_output;
+}
+
+/* conv2d: the kernels run blocks of 256 threads, each looping over the reduction depth, so a
+ * small layer leaves SMs idle and its time goes by waves of resident blocks: 2 per SM for
+ * the register-heavy GEMM and Winograd kernels (128 registers per thread), 8 for the
+ * one-output-per-thread kernel, on the H100's 132 SMs. */
+#define GPU_SM_COUNT 132.0
+
+static double waves(double blocks, double per_sm) {
+    return ceil(blocks / (GPU_SM_COUNT * per_sm));
+}
+
+static double conv2d_depth(const fconv_conv2d_desc *d) {
+    return (double)(d->c / d->groups) * (double)d->r * (double)d->s;
+}
+
+/* One 64 x 64 output tile (output channels x columns) per block. */
+static double gemm_waves(const fconv_plan *p) {
+    const fconv_conv2d_desc *d = &p->conv2d;
+    double cols = (double)d->n * (double)p->out_h * (double)p->out_w;
+    return waves(ceil(cols / 64.0) * ceil((double)(d->k / d->groups) / 64.0) * (double)d->groups,
+                 2.0);
+}
+
+static double cost_naive(const fconv_plan *p) {
+    if (p->kind == FCONV_KIND_CONV2D)
+        return 83e-6 + waves(ceil((double)fconv_plan_output_elements(p) / 256.0), 8.0) *
+                           conv2d_depth(&p->conv2d) * 0.27e-6;
+    return cost_rates(p, (gpu_rates){12.6e-6, 2.26e-12, 9.7e-12},
+                      (gpu_rates){8.8e-6, 0.244e-12, 5.3e-12});
+}
+static double cost_constant(const fconv_plan *p) {
+    return cost_rates(p, (gpu_rates){18.9e-6, 1.98e-12, 10.0e-12},
+                      (gpu_rates){14.5e-6, 0.248e-12, 5.6e-12});
+}
+static double cost_tiled_halo(const fconv_plan *p) {
+    return cost_rates(p, (gpu_rates){24.3e-6, 0.096e-12, 5.2e-12},
+                      (gpu_rates){13.7e-6, 0.259e-12, 5.6e-12});
+}
+/* gpu-tiled-global serves conv1d only. */
+static double cost_tiled_global(const fconv_plan *p) {
+    return cost_rates(p, (gpu_rates){0, 0, 0}, (gpu_rates){15.1e-6, 0.611e-12, 5.1e-12});
+}
+
+/* gpu-implicit-gemm: its gather (index arithmetic per load, redone for every 64-channel
+ * block) makes a step of the depth loop 3.7x dearer than gpu-im2col-gemm's. */
+static double cost_gemm(const fconv_plan *p) {
+    return 17.4e-6 + gemm_waves(p) * conv2d_depth(&p->conv2d) * 0.248e-6;
+}
+
+/* gpu-im2col-gemm: the same waves at the cheaper step, plus writing and reading the column
+ * buffer. */
+static double cost_im2col(const fconv_plan *p) {
+    const fconv_conv2d_desc *d = &p->conv2d;
+    double cols = conv2d_depth(d) * (double)d->groups * (double)d->n * (double)p->out_h *
+                  (double)p->out_w;
+    return 21.4e-6 + gemm_waves(p) * conv2d_depth(d) * 0.0678e-6 + cols * 0.0219e-9;
+}
+
+/* gpu-winograd-2x2: a block makes 2 x 16 tiles x 16 output channels, looping over the input
+ * channels in chunks of 8; plus the filter transform when the weights come at execute
+ * time (not in the fit: estimated from its work). */
 static double cost_winograd(const fconv_plan *p) {
     const fconv_conv2d_desc *d = &p->conv2d;
     double cg = (double)(d->c / d->groups);
-    double cgp = 8.0 * (double)((d->c / d->groups + 7) / 8);
-    double kblocks = (double)((d->k / d->groups + 15) / 16);
-    double tiles = (double)d->n * (double)((p->out_h + 3) / 4) * 2.0 *
-                   (double)((p->out_w + 31) / 32) * 16.0; /* padded to 2 x 16 tile blocks */
-    double t = 1e-5 + tiles * (double)d->groups * kblocks * 16.0 * cgp * 16.0 * 0.0005e-9;
-    t += tiles * (double)d->c * kblocks * 16.0 * 0.002e-9; /* B^T d B */
-    t += tiles * (double)d->k * 16.0 * 0.001e-9;            /* A^T m A */
+    double blocks = (double)d->n * ceil((double)((p->out_h + 1) / 2) / 2.0) *
+                    ceil((double)((p->out_w + 1) / 2) / 16.0) *
+                    ceil((double)(d->k / d->groups) / 16.0) * (double)d->groups;
+    double t = 3.0e-6 + waves(blocks, 2.0) * 8.0 * ceil(cg / 8.0) * 0.746e-6;
     if (!p->weights) t += 1e-5 + (double)d->k * cg * 16.0 * 0.01e-9;
     return t;
-}
-
-/* gpu-im2col-gemm: the GEMM streams contiguous columns (no index arithmetic in its loads,
- * unlike implicit GEMM's gather, which is redone for every 64-channel block), plus writing
- * and reading the column buffer once at ~400 GB/s and two launches per chunk. */
-static double cost_im2col(const fconv_plan *p) {
-    const fconv_conv2d_desc *d = &p->conv2d;
-    double cols = (double)d->c * (double)d->r * (double)d->s * (double)d->n * (double)p->out_h *
-                  (double)p->out_w;
-    return 2e-5 + fconv_plan_macs(p) * 0.0004e-9 + cols * 8.0 / 400e9;
 }
 
 static fconv_status supports_winograd(const fconv_plan *plan, char *why, size_t why_len) {
