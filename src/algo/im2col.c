@@ -14,6 +14,7 @@
 #include "algo/conv2d-pointwise.h"
 #include "algo/filter-lowering.h"
 #include "core/cost-model.h"
+#include "core/dispatch.h"
 #include "core/internal.h"
 #include "core/parallel.h"
 #include "kernels/gemm/gemm.h"
@@ -72,6 +73,7 @@ static struct im2col_layout layout_of(const fconv_plan *plan) {
 
 struct lower_ctx {
     struct im2col_shape sh;
+    const struct fconv_kernels *kern;
     const float *x;     /* the image's first channel of this group: x[c][h][w] */
     float *cols;        /* [c·r·s][p·q] */
     int reverse_rows;   /* store row t at rows-1-t: folds the convolution flip into the order */
@@ -110,6 +112,8 @@ static void lower_row_task(const void *vctx, size_t row) {
         memset(dst, 0, (size_t)q0 * sizeof *dst);
         if (sh->sw == 1) {
             if (q1 > q0) memcpy(dst + q0, src + q0 + off, (size_t)(q1 - q0) * sizeof *dst);
+        } else if (sh->sw == 2) {
+            if (q1 > q0) lc->kern->im2col_copy_stride2(dst + q0, src + 2 * q0 + off, (size_t)(q1 - q0));
         } else {
             for (int64_t q = q0; q < q1; q++) dst[q] = src[q * sh->sw + off];
         }
@@ -117,10 +121,10 @@ static void lower_row_task(const void *vctx, size_t row) {
     }
 }
 
-static void lower(int threads, const struct im2col_shape *sh, const float *x, float *cols,
+static void lower(const fconv_plan *plan, const struct im2col_shape *sh, const float *x, float *cols,
                   int reverse_rows) {
-    struct lower_ctx lc = {*sh, x, cols, reverse_rows};
-    fconv_parallel_1d(threads, (size_t)(sh->c * sh->r * sh->s), lower_row_task, &lc);
+    struct lower_ctx lc = {*sh, plan->kernels, x, cols, reverse_rows};
+    fconv_parallel_1d(plan->threads, (size_t)(sh->c * sh->r * sh->s), lower_row_task, &lc);
 }
 
 /* ---- conv2d ------------------------------------------------------------------------------ */
@@ -136,7 +140,7 @@ static void execute_conv2d(const fconv_plan *plan, const float *x, const float *
     float *cols = workspace;
     for (int64_t n = 0; n < d->n; n++)
         for (int64_t g = 0; g < d->groups; g++) {
-            lower(plan->threads, &sh, x + (n * d->c + g * sh.c) * sh.h * sh.w, cols, 0);
+            lower(plan, &sh, x + (n * d->c + g * sh.c) * sh.h * sh.w, cols, 0);
             fconv_conv2d_gemm_group(plan, n, g, cols, sh.c * sh.r * sh.s, sh.p * sh.q, w, bias, y);
         }
 }
@@ -157,7 +161,7 @@ static void execute_filter(const fconv_plan *plan, const float *x, const float *
     int64_t depth = sh.r * sh.s, pixels = sh.p * sh.q;
     fconv_filter_pad_planar(plan, x, padded);
     for (int64_t ch = 0; ch < d->channels; ch++) {
-        lower(plan->threads, &sh, padded + ch * sh.h * sh.w, cols, !d->correlate);
+        lower(plan, &sh, padded + ch * sh.h * sh.w, cols, !d->correlate);
         float *out = d->channels == 1 ? y : planar;
         fconv_gemm(plan->threads, 0, 0, 1, (size_t)pixels, (size_t)depth, w, (size_t)depth, cols,
                    (size_t)pixels, 0, out, (size_t)pixels);

@@ -75,6 +75,10 @@ typedef void (*fconv_gemm_ukernel_cols_fn)(size_t k, const float *a, const float
  */
 typedef void (*fconv_gemm_pack_b_fn)(size_t kc, size_t cols, const float *b, size_t ldb, float *dst);
 
+/* dst[i] = src[2 i] for i < n, reading src[0 .. 2n - 2] only (kernels/im2col/im2col-stride2.c):
+ * im2col's lowering of a stride-2 row. */
+typedef void (*fconv_copy_stride2_fn)(float *dst, const float *src, size_t n);
+
 /*
  * Winograd F(4x4, 3x3)'s input gather, one patch row of a run of tiles along an image row:
  * for r < run and j < 6, dst[j*dst_step + r] = xr[col0 + 4r + j], or 0 where that column
@@ -113,6 +117,7 @@ struct fconv_kernels {
     fconv_gemm_ukernel_cols_fn gemm_ukernel_cols;
     size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
     fconv_gemm_pack_b_fn gemm_pack_b;
+    fconv_copy_stride2_fn im2col_copy_stride2;
     fconv_wino_f4_gather_fn wino_f4_gather;
     fconv_wino_f4_scatter_fn wino_f4_scatter;
     fconv_wino_input_fn wino_input[3];
@@ -204,5 +209,8 @@ size_t fconv_gemm_nr__avx512(void);
 void fconv_gemm_pack_b__scalar(size_t kc, size_t cols, const float *b, size_t ldb, float *dst);
 void fconv_gemm_pack_b__avx2(size_t kc, size_t cols, const float *b, size_t ldb, float *dst);
 void fconv_gemm_pack_b__avx512(size_t kc, size_t cols, const float *b, size_t ldb, float *dst);
+void fconv_im2col_copy_stride2__scalar(float *dst, const float *src, size_t n);
+void fconv_im2col_copy_stride2__avx2(float *dst, const float *src, size_t n);
+void fconv_im2col_copy_stride2__avx512(float *dst, const float *src, size_t n);
 
 #endif

@@ -88,6 +88,13 @@ static inline void vf_deinterleave4(const vf in[4], vf o[4]) {
     o[2] = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(ab_hi, cd_hi, _MM_SHUFFLE(1, 0, 1, 0)), order);
     o[3] = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(ab_hi, cd_hi, _MM_SHUFFLE(3, 2, 3, 2)), order);
 }
+/* The even floats of the 2*VF_LANES in a (floats 0..7) and b (8..15): floats 0, 2, .. 14, the
+ * columns a stride-2 window reads. Per 128-bit lane a2 a0 / b2 b0 pairs, then the 64-bit
+ * halves put in order. */
+static inline vf vf_even2(vf a, vf b) {
+    __m256 pairs = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), _MM_SHUFFLE(3, 1, 2, 0)));
+}
 /* v moved down one lane, `next` into the top lane: [v1 .. v7, next]. */
 static inline vf vf_shift_in(vf v, float next) {
     const __m256i down = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);

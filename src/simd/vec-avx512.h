@@ -56,6 +56,11 @@ static inline void vf_deinterleave4(const vf in[4], vf o[4]) {
     o[2] = _mm512_shuffle_f32x4(ab02, cd02, _MM_SHUFFLE(3, 2, 3, 2));
     o[3] = _mm512_shuffle_f32x4(ab13, cd13, _MM_SHUFFLE(3, 2, 3, 2));
 }
+/* The even floats of the 2*VF_LANES in a, b (see vec-avx2.h): one two-source permute. */
+static inline vf vf_even2(vf a, vf b) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return _mm512_permutex2var_ps(a, even, b);
+}
 /* v moved down one lane, `next` into the top lane: [v1 .. v15, next]. */
 static inline vf vf_shift_in(vf v, float next) {
     return _mm512_castsi512_ps(

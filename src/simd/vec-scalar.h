@@ -44,6 +44,11 @@ static inline float vf_reduce_add(vf v) { return v; }
 static inline void vf_deinterleave4(const vf in[4], vf o[4]) {
     for (int j = 0; j < 4; j++) o[j] = in[j];
 }
+/* The even floats of the 2*VF_LANES in a, b (see vec-avx2.h): with one lane, a. */
+static inline vf vf_even2(vf a, vf b) {
+    (void)b;
+    return a;
+}
 /* v moved down one lane, `next` into the top lane: with one lane, next. */
 static inline vf vf_shift_in(vf v, float next) {
     (void)v;
