@@ -89,11 +89,18 @@ static double cost_constant(const fconv_plan *p) {
     return cost_rates(p, (gpu_rates){18.9e-6, 1.98e-12, 10.0e-12},
                       (gpu_rates){14.5e-6, 0.248e-12, 5.6e-12});
 }
+/* conv1d's tiled kernel makes 4096 outputs per block, each thread stepping through m + 3
+ * input offsets in turn: up to ~10^6 samples one wave of blocks (4 resident per SM) does it
+ * all, so its time goes with m, not with m x n. */
 static double cost_tiled_halo(const fconv_plan *p) {
-    return cost_rates(p, (gpu_rates){24.3e-6, 0.096e-12, 5.2e-12},
-                      (gpu_rates){13.7e-6, 0.259e-12, 5.6e-12});
+    if (p->kind == FCONV_KIND_CONV1D) {
+        double out = (double)fconv_plan_output_elements(p);
+        return 7.9e-6 + waves(ceil(out / 4096.0), 4.0) * ((double)p->conv1d.m + 3.0) * 0.116e-6 +
+               out * 3.25e-12;
+    }
+    return cost_rates(p, (gpu_rates){24.3e-6, 0.096e-12, 5.2e-12}, (gpu_rates){0, 0, 0});
 }
-/* gpu-tiled-global serves conv1d only. */
+/* gpu-tiled-global serves conv1d only (the filter2d rates are never used). */
 static double cost_tiled_global(const fconv_plan *p) {
     return cost_rates(p, (gpu_rates){0, 0, 0}, (gpu_rates){15.1e-6, 0.611e-12, 5.1e-12});
 }

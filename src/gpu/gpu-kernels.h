@@ -34,6 +34,16 @@ DEVICE_FN i64 fc_border_index(i64 border, i64 i, i64 n) {
 DEVICE_FN i64 fc_max(i64 a, i64 b) { return a > b ? a : b; }
 DEVICE_FN i64 fc_min(i64 a, i64 b) { return a < b ? a : b; }
 
+/* Four multiply-adds of one tap (or input) into row m of a thread's 4 x 4 accumulators
+ * (the register-blocked tiled kernels: inputs i0..i3 of the 4 column groups). */
+#define FC_FT_FMA4(m, kk)                                                                      \
+    do {                                                                                       \
+        acc[m][0] += (kk) * i0;                                                                \
+        acc[m][1] += (kk) * i1;                                                                \
+        acc[m][2] += (kk) * i2;                                                                \
+        acc[m][3] += (kk) * i3;                                                                \
+    } while (0)
+
 /* ---- conv1d: y[j] = sum_t kk[t] x[j + off - t], kk = k (convolve) or k reversed ---------- */
 /* One group of LSIZE(0) threads makes LSIZE(0) consecutive outputs. */
 
@@ -69,28 +79,48 @@ KERNEL void conv1d_constant(GLOBAL const float *RESTRICT x, GLOBAL float *RESTRI
     }
 }
 
-/* Variant 3: the block loads its T inputs and the m - 1 halo inputs into shared memory
- * (T + m - 1 floats of dynamic local memory), then every tap reads shared memory. */
-KERNEL void conv1d_tiled_halo(GLOBAL const float *RESTRICT x, GLOBAL float *RESTRICT y, i64 n,
-                              i64 m, i64 out_n, i64 off, i64 correlate DYN_LOCAL_PARAM
-                              CMASK_PARAM) {
+/* Variant 3, register-blocked like filter2d_tiled_halo: a block of 256 threads makes
+ * FC_T1_OUT consecutive outputs, each thread 4 consecutive ones (r) in each of 4 groups 1024
+ * apart (c), so one shared load of an input feeds 4 FMAs and one broadcast tap load feeds 4.
+ * The block's FC_T1_OUT + m - 1 inputs sit in shared memory phase-major (input e at
+ * (e mod 4) * ps + e / 4): a thread's 4 consecutive outputs are then 4 lanes apart in no
+ * bank, and every warp-wide load reads 32 consecutive floats of one phase. The taps follow,
+ * ks[s] = the tap of tile offset s. Input offset e serves row r with tap e - r: for the
+ * middle e all four rows take it, at both ends a warp-uniform test skips the rest. */
+#define FC_T1_OUT (256 * 16)
+KERNEL void conv1d_tiled_halo(GLOBAL const float *RESTRICT x, GLOBAL const float *RESTRICT k,
+                              GLOBAL float *RESTRICT y, i64 n, i64 m, i64 out_n, i64 off,
+                              i64 correlate, i64 ps DYN_LOCAL_PARAM) {
     DYN_LOCAL_DECL
-    i64 T = LSIZE(0), tid = LID(0);
-    for (i64 g = GROUP(0); g * T < out_n; g += NGROUPS(0)) {
-        i64 j0 = g * T;
-        i64 base = j0 + off - (m - 1); /* x index of tile[0] */
-        for (i64 i = tid; i < T + m - 1; i += T) {
-            i64 xi = base + i;
-            dyn_local[i] = (xi >= 0 && xi < n) ? x[xi] : 0.0f;
+    int tid = (int)LID(0), mm = (int)m, p = (int)ps, len = FC_T1_OUT + (int)m - 1;
+    SHARED_PTR float *tile = dyn_local;
+    SHARED_PTR float *mask = dyn_local + 4 * p;
+    for (int e = tid; e < mm; e += 256) mask[e] = correlate ? k[e] : k[mm - 1 - e];
+    for (i64 g = GROUP(0); g * FC_T1_OUT < out_n; g += NGROUPS(0)) {
+        i64 base = g * FC_T1_OUT + off - (m - 1); /* x index of tile input 0 */
+        for (int e = tid; e < len; e += 256) {
+            i64 xi = base + e;
+            tile[(e & 3) * p + (e >> 2)] = (xi >= 0 && xi < n) ? x[xi] : 0.0f;
         }
         BARRIER();
-        i64 j = j0 + tid;
-        if (j < out_n) {
-            float acc = 0.0f;
-            for (i64 t = 0; t < m; t++)
-                acc += CMASK(correlate ? m - 1 - t : t) * dyn_local[tid + m - 1 - t];
-            y[j] = acc;
+        float acc[4][4];
+        for (int r = 0; r < 4; r++)
+            for (int c = 0; c < 4; c++) acc[r][c] = 0.0f;
+        for (int e = 0; e < mm + 3; e++) {
+            SHARED_PTR const float *in = tile + (e & 3) * p + (e >> 2) + tid;
+            float i0 = in[0], i1 = in[256], i2 = in[512], i3 = in[768];
+            if (e >= 3 && e < mm) {
+                for (int r = 0; r < 4; r++) FC_FT_FMA4(r, mask[e - r]);
+            } else {
+                for (int r = 0; r < 4; r++)
+                    if (e - r >= 0 && e - r < mm) FC_FT_FMA4(r, mask[e - r]);
+            }
         }
+        for (int c = 0; c < 4; c++)
+            for (int r = 0; r < 4; r++) {
+                i64 j = g * FC_T1_OUT + 4 * (tid + 256 * c) + r;
+                if (j < out_n) y[j] = acc[r][c];
+            }
         BARRIER(); /* the tile is reused by the next group of this block */
     }
 }
@@ -190,13 +220,6 @@ KERNEL void filter2d_constant(GLOBAL const float *RESTRICT x, GLOBAL float *REST
  * four rows take it, at the first and last three some skip it (a warp-uniform test; no zero
  * taps, which would turn a neighbour's inf into NaN). Indices inside the block are 32-bit. */
 #define FC_FT_TILE 64
-#define FC_FT_FMA4(m, kk)                                                                      \
-    do {                                                                                       \
-        acc[m][0] += (kk) * i0;                                                                \
-        acc[m][1] += (kk) * i1;                                                                \
-        acc[m][2] += (kk) * i2;                                                                \
-        acc[m][3] += (kk) * i3;                                                                \
-    } while (0)
 KERNEL void filter2d_tiled_halo(GLOBAL const float *RESTRICT x, GLOBAL const float *RESTRICT k,
                                 GLOBAL float *RESTRICT y, i64 H, i64 W, i64 CH, i64 KH, i64 KW,
                                 i64 OH, i64 OW, i64 offh, i64 offw, i64 border, float bval,

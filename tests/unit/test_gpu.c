@@ -160,6 +160,26 @@ int main(int argc, char **argv) {
             fill(k, 37);
             compare("conv1d", algos1[a], 2, &d, k, NULL);
         }
+    /* gpu-tiled-halo's 4096-output blocks (16 outputs per thread): several blocks, masks of
+     * 1-4 taps (no tap offset serves all four rows), a mask beyond a block, one beyond local
+     * memory but within constant memory (runs the constant kernel), every mode. */
+    {
+        static const struct {
+            int64_t n, m;
+            fconv_mode mode;
+        } shapes[] = {{20000, 1, FCONV_MODE_SAME}, {9001, 2, FCONV_MODE_FULL},
+                      {12345, 3, FCONV_MODE_VALID}, {70000, 255, FCONV_MODE_SAME},
+                      {5000, 4, FCONV_MODE_FULL}, {3000, 5000, FCONV_MODE_FULL},
+                      {7, 7000, FCONV_MODE_SAME}, {1, 1, FCONV_MODE_VALID}};
+        for (int i = 0; i < 8; i++) {
+            fconv_conv1d_desc d = {.n = shapes[i].n, .m = shapes[i].m, .mode = shapes[i].mode,
+                                   .correlate = i & 1};
+            float *k = malloc((size_t)d.m * 4);
+            fill(k, d.m);
+            compare("conv1d-blocks", FCONV_ALGO_GPU_TILED_HALO, 2, &d, k, NULL);
+            free(k);
+        }
+    }
     /* A mask beyond constant memory falls back to the generic kernel, not an error. */
     {
         fconv_conv1d_desc d = {.n = 9000, .m = 8500, .mode = FCONV_MODE_VALID};
