@@ -9,6 +9,7 @@
 #include <float.h>
 
 #include "core/dispatch.h"
+#include "test-isa.h"
 #include "test.h"
 
 #define MAX_KH 70 /* beyond the drivers' 64 rows per call, so the kernel sees any count */
@@ -71,19 +72,12 @@ done:
     free(taps);
 }
 
-static int isa_runnable(fconv_isa isa) {
-    if (fconv_kernels_exact(isa)) return 1;
-    fprintf(stderr, "test_kernels_direct: skipping ISA %s: not compiled in or this CPU/OS lacks it "
-                    "(%s)\n", fconv_isa_name(isa), fconv_cpu_features());
-    return 0;
-}
-
 /* Every n in [0, 2 * 8 * 16 + 17] crosses each block (8 vectors of up to 16 lanes), single
  * vector and partial-vector remainder of every ISA; the other parameters are sampled. */
 static void test_kernel_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
-        if (!isa_runnable((fconv_isa)isa)) continue;
-        const struct fconv_kernels *k = fconv_kernels_exact((fconv_isa)isa);
+        const struct fconv_kernels *k = test_isa_kernels("test_kernels_direct", (fconv_isa)isa);
+        if (!k) continue;
         CHECK_EQ_INT(k->isa, isa);
         for (size_t n = 0; n <= 2 * 8 * 16 + 17; n++) {
             size_t nk = (size_t)test_rand_int(1, 4), kh = (size_t)test_rand_int(1, 5);

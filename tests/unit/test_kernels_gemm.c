@@ -9,6 +9,7 @@
 #include "core/dispatch.h"
 #include "core/internal.h"
 #include "kernels/gemm/gemm.h"
+#include "test-isa.h"
 #include "test.h"
 
 static size_t table_mr(fconv_isa isa) {
@@ -161,12 +162,8 @@ static void check_ukernel_cols(const struct fconv_kernels *kern) {
 
 static void test_gemm_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
-        const struct fconv_kernels *kern = fconv_kernels_exact((fconv_isa)isa);
-        if (!kern) {
-            fprintf(stderr, "test_kernels_gemm: skipping ISA %s: not compiled in or this CPU/OS lacks "
-                            "it (%s)\n", fconv_isa_name((fconv_isa)isa), fconv_cpu_features());
-            continue;
-        }
+        const struct fconv_kernels *kern = test_isa_kernels("test_kernels_gemm", (fconv_isa)isa);
+        if (!kern) continue;
         CHECK_EQ_INT(kern->gemm_mr, table_mr((fconv_isa)isa));
         CHECK_EQ_INT(kern->gemm_nr, table_nr((fconv_isa)isa));
         check_ukernel(kern, 0);

@@ -6,16 +6,13 @@
  */
 #include "core/dispatch.h"
 #include "core/internal.h"
+#include "test-isa.h"
 #include "test.h"
 
 static void test_copy_stride2_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
-        const struct fconv_kernels *k = fconv_kernels_exact((fconv_isa)isa);
-        if (!k) {
-            fprintf(stderr, "test_kernels_im2col: skipping ISA %s: not compiled in or this CPU/OS "
-                            "lacks it (%s)\n", fconv_isa_name((fconv_isa)isa), fconv_cpu_features());
-            continue;
-        }
+        const struct fconv_kernels *k = test_isa_kernels("test_kernels_im2col", (fconv_isa)isa);
+        if (!k) continue;
         for (size_t n = 1; n <= 4 * 16 + 3; n++) {
             float *src = malloc(sizeof(float) * (2 * n - 1)), *dst = malloc(sizeof(float) * (n + 1));
             test_fill_random(src, 2 * n - 1);

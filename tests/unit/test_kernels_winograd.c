@@ -5,14 +5,8 @@
  * a guard that nothing is written past the run. ISAs the CPU lacks are reported as skipped.
  */
 #include "core/dispatch.h"
+#include "test-isa.h"
 #include "test.h"
-
-static int isa_runnable(fconv_isa isa) {
-    if (fconv_kernels_exact(isa)) return 1;
-    fprintf(stderr, "test_kernels_winograd: skipping ISA %s: not compiled in or this CPU/OS lacks it "
-                    "(%s)\n", fconv_isa_name(isa), fconv_cpu_features());
-    return 0;
-}
 
 #define GUARD 1234.5f
 
@@ -40,8 +34,8 @@ static void check_gather(const struct fconv_kernels *k, int64_t w, int64_t col0,
 
 static void test_gather_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
-        if (!isa_runnable((fconv_isa)isa)) continue;
-        const struct fconv_kernels *k = fconv_kernels_exact((fconv_isa)isa);
+        const struct fconv_kernels *k = test_isa_kernels("test_kernels_winograd", (fconv_isa)isa);
+        if (!k) continue;
         for (int64_t w = 1; w <= 150; w += (w < 80 ? 1 : 7))
             for (int64_t col0 = -3; col0 <= 3; col0++) {
                 size_t fit = (size_t)((w - col0 + 3) / 4); /* tiles starting inside or left of the row */
@@ -86,8 +80,8 @@ static void check_scatter(const struct fconv_kernels *k, int64_t out_w, int64_t 
 
 static void test_scatter_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
-        if (!isa_runnable((fconv_isa)isa)) continue;
-        const struct fconv_kernels *k = fconv_kernels_exact((fconv_isa)isa);
+        const struct fconv_kernels *k = test_isa_kernels("test_kernels_winograd", (fconv_isa)isa);
+        if (!k) continue;
         for (int64_t out_w = 1; out_w <= 150; out_w += (out_w < 80 ? 1 : 7))
             for (int64_t q0 = 0; q0 <= 8 && q0 < out_w; q0 += 4) {
                 size_t fit = (size_t)((out_w - q0 + 3) / 4);
