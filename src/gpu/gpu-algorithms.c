@@ -50,10 +50,13 @@ typedef struct gpu_rates {
     double launch, per_mac, per_output;
 } gpu_rates;
 
-static double cost_rates(const fconv_plan *p, gpu_rates filter2d, gpu_rates conv1d) {
-    gpu_rates r = p->kind == FCONV_KIND_FILTER2D ? filter2d : conv1d;
+static double cost_linear(const fconv_plan *p, gpu_rates r) {
     return r.launch + fconv_plan_macs(p) * r.per_mac +
            (double)fconv_plan_output_elements(p) * r.per_output;
+}
+
+static double cost_rates(const fconv_plan *p, gpu_rates filter2d, gpu_rates conv1d) {
+    return cost_linear(p, p->kind == FCONV_KIND_FILTER2D ? filter2d : conv1d);
 }
 
 /* conv2d: the kernels run blocks of 256 threads, each looping over the reduction depth, so a
@@ -98,11 +101,11 @@ static double cost_tiled_halo(const fconv_plan *p) {
         return 7.9e-6 + waves(ceil(out / 4096.0), 4.0) * ((double)p->conv1d.m + 3.0) * 0.116e-6 +
                out * 3.25e-12;
     }
-    return cost_rates(p, (gpu_rates){24.3e-6, 0.096e-12, 5.2e-12}, (gpu_rates){0, 0, 0});
+    return cost_linear(p, (gpu_rates){24.3e-6, 0.096e-12, 5.2e-12});
 }
-/* gpu-tiled-global serves conv1d only (the filter2d rates are never used). */
+/* gpu-tiled-global serves conv1d only. */
 static double cost_tiled_global(const fconv_plan *p) {
-    return cost_rates(p, (gpu_rates){0, 0, 0}, (gpu_rates){15.1e-6, 0.611e-12, 5.1e-12});
+    return cost_linear(p, (gpu_rates){15.1e-6, 0.611e-12, 5.1e-12});
 }
 
 /* gpu-implicit-gemm: its gather (index arithmetic per load, redone for every 64-channel
