@@ -72,6 +72,40 @@ static void compare(const char *what, fconv_algo algo, int kind, const void *des
     compare_ex(what, algo, kind, desc, w, bias, 0);
 }
 
+/* compare() of a filter2d (kind 1) or conv1d (kind 2) with `taps` random weights. */
+static void compare_random_mask(const char *what, fconv_algo algo, int kind, const void *desc,
+                                int64_t taps) {
+    float *k = malloc((size_t)taps * sizeof(float));
+    fill(k, taps);
+    compare(what, algo, kind, desc, k, NULL);
+    free(k);
+}
+
+/* With x all ones but one NaN and a mask of ones, exactly the `window` outputs whose window
+ * holds the NaN are NaN (the register-blocked kernels skip taps instead of padding them
+ * with zeros, which would turn a neighbour's NaN into theirs), and output `clear_at`, whose
+ * window ends just short of it, sums all `taps` ones. */
+static void check_nan_locality(const char *what, int kind, const void *desc, int64_t n_in,
+                               int64_t nan_at, int64_t clear_at, int64_t taps, int64_t window) {
+    fconv_options o = {.algo = FCONV_ALGO_GPU_TILED_HALO, .device = dev};
+    float *k = malloc((size_t)taps * 4), *x = malloc((size_t)n_in * 4), *y = malloc((size_t)n_in * 4);
+    for (int64_t i = 0; i < taps; i++) k[i] = 1.0f;
+    for (int64_t i = 0; i < n_in; i++) x[i] = 1.0f;
+    x[nan_at] = NAN;
+    fconv_plan *plan = NULL;
+    fconv_status st = kind == 1 ? fconv_plan_filter2d(desc, &o, k, &plan) : fconv_plan_conv1d(desc, &o, k, &plan);
+    CHECK(st == FCONV_OK);
+    CHECK(plan && fconv_plan_output_elements(plan) == n_in && fconv_execute(plan, x, NULL, NULL, y) == FCONV_OK);
+    int64_t nans = 0;
+    for (int64_t i = 0; i < n_in; i++) nans += isnan(y[i]) != 0;
+    CHECKF(nans == window && isnan(y[nan_at]) && y[clear_at] == (float)taps,
+           "%s NaN: %lld outputs NaN, want the %lld around it", what, (long long)nans, (long long)window);
+    fconv_plan_destroy(plan);
+    free(k);
+    free(x);
+    free(y);
+}
+
 /* A random conv2d for algo (winograd: 3x3, stride 1, dilation 1): sizes that leave partial
  * 2x2 tiles and partial 64 x 64 / 2 x 16-tile blocks, asymmetric padding, groups, bias and
  * ReLU on or off, weights at plan or execute time. */
@@ -174,19 +208,13 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 8; i++) {
             fconv_conv1d_desc d = {.n = shapes[i].n, .m = shapes[i].m, .mode = shapes[i].mode,
                                    .correlate = i & 1};
-            float *k = malloc((size_t)d.m * 4);
-            fill(k, d.m);
-            compare("conv1d-blocks", FCONV_ALGO_GPU_TILED_HALO, 2, &d, k, NULL);
-            free(k);
+            compare_random_mask("conv1d-blocks", FCONV_ALGO_GPU_TILED_HALO, 2, &d, d.m);
         }
     }
     /* A mask beyond constant memory falls back to the generic kernel, not an error. */
     {
         fconv_conv1d_desc d = {.n = 9000, .m = 8500, .mode = FCONV_MODE_VALID};
-        float *k = malloc(8500 * 4);
-        fill(k, 8500);
-        compare("conv1d-large", FCONV_ALGO_GPU_TILED_HALO, 2, &d, k, NULL);
-        free(k);
+        compare_random_mask("conv1d-large", FCONV_ALGO_GPU_TILED_HALO, 2, &d, d.m);
     }
     fconv_algo algos2[] = {FCONV_ALGO_GPU_NAIVE, FCONV_ALGO_GPU_CONSTANT, FCONV_ALGO_GPU_TILED_HALO,
                            FCONV_ALGO_AUTO};
@@ -214,32 +242,17 @@ int main(int argc, char **argv) {
                                      .kh = shapes[i].kh, .kw = shapes[i].kw, .mode = shapes[i].mode,
                                      .border = (fconv_border)i, .border_value = -0.25f,
                                      .correlate = i & 1};
-            float *k = malloc((size_t)(d.kh * d.kw) * 4);
-            fill(k, d.kh * d.kw);
-            compare("filter2d-blocks", FCONV_ALGO_GPU_TILED_HALO, 1, &d, k, NULL);
-            free(k);
+            compare_random_mask("filter2d-blocks", FCONV_ALGO_GPU_TILED_HALO, 1, &d, d.kh * d.kw);
         }
     }
     /* A NaN reaches exactly the outputs whose window holds it (no zero taps padded into
-     * another output's sum). */
+     * another output's sum), in the 2D and the 1D tiled kernel. */
     {
-        fconv_filter2d_desc d = {.h = 130, .w = 130, .channels = 1, .kh = 5, .kw = 5,
+        fconv_filter2d_desc f = {.h = 130, .w = 130, .channels = 1, .kh = 5, .kw = 5,
                                  .mode = FCONV_MODE_SAME};
-        fconv_options o = {.algo = FCONV_ALGO_GPU_TILED_HALO, .device = dev};
-        float k[25], *x = malloc(130 * 130 * 4), *y = malloc(130 * 130 * 4);
-        for (int i = 0; i < 25; i++) k[i] = 1.0f;
-        for (int i = 0; i < 130 * 130; i++) x[i] = 1.0f;
-        x[65 * 130 + 66] = NAN;
-        fconv_plan *plan = NULL;
-        CHECK(fconv_plan_filter2d(&d, &o, k, &plan) == FCONV_OK);
-        CHECK(plan && fconv_execute(plan, x, NULL, NULL, y) == FCONV_OK);
-        int nans = 0;
-        for (int i = 0; i < 130 * 130; i++) nans += isnan(y[i]) != 0;
-        CHECKF(nans == 25 && isnan(y[65 * 130 + 66]) && y[62 * 130 + 66] == 25.0f,
-               "filter2d NaN: %d outputs NaN, want the 25 around it", nans);
-        fconv_plan_destroy(plan);
-        free(x);
-        free(y);
+        check_nan_locality("filter2d", 1, &f, 130 * 130, 65 * 130 + 66, 62 * 130 + 66, 25, 25);
+        fconv_conv1d_desc c = {.n = 10000, .m = 5, .mode = FCONV_MODE_SAME};
+        check_nan_locality("conv1d", 2, &c, 10000, 5000, 4997, 5, 5);
     }
     fconv_algo algos3[] = {FCONV_ALGO_GPU_NAIVE, FCONV_ALGO_GPU_IMPLICIT_GEMM, FCONV_ALGO_AUTO};
     for (size_t a = 0; a < sizeof algos3 / sizeof algos3[0]; a++) {

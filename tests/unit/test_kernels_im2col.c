@@ -4,8 +4,6 @@
  * the contract lets the kernel read (AddressSanitizer catches a read past it), nothing
  * written past n. ISAs the CPU lacks are reported as skipped.
  */
-#include "core/dispatch.h"
-#include "core/internal.h"
 #include "test-isa.h"
 #include "test.h"
 
