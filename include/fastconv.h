@@ -130,7 +130,9 @@ typedef enum fconv_algo {
     FCONV_ALGO_GPU_IMPLICIT_GEMM = 16,/**< conv2d: tiled, register-blocked implicit GEMM */
     FCONV_ALGO_GPU_WINOGRAD_2X2 = 17, /**< conv2d 3x3 stride 1: fused Winograd F(2x2,3x3) */
     FCONV_ALGO_GPU_IM2COL_GEMM = 18,  /**< conv2d: im2col into a device buffer + tiled GEMM */
-    FCONV_ALGO_COUNT_ = 19       /**< not an algorithm: one past the last value */
+    /* CPU algorithms added later (values never change). */
+    FCONV_ALGO_FFT_ROWS = 19,         /**< filter2d, conv1d: row FFTs, kernel rows summed in the spectra */
+    FCONV_ALGO_COUNT_ = 20       /**< not an algorithm: one past the last value */
 } fconv_algo;
 
 /** Which part of the full convolution filter2d / conv1d return (DESIGN.md §2). */

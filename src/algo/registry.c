@@ -16,6 +16,7 @@ extern const struct fconv_algorithm fconv_algorithm_winograd_4x4;
 extern const struct fconv_algorithm fconv_algorithm_winograd_6x6;
 extern const struct fconv_algorithm fconv_algorithm_fft;
 extern const struct fconv_algorithm fconv_algorithm_fft_tiled;
+extern const struct fconv_algorithm fconv_algorithm_fft_rows;
 extern const struct fconv_algorithm fconv_algorithm_separable;
 extern const struct fconv_algorithm fconv_algorithm_indirect;
 /* GPU algorithms (src/gpu/gpu-algorithms.c): run only on a GPU device. */
@@ -38,6 +39,7 @@ const struct fconv_algorithm *const fconv_algorithms[] = {
     &fconv_algorithm_mec,
     &fconv_algorithm_fft,
     &fconv_algorithm_fft_tiled,
+    &fconv_algorithm_fft_rows,
     &fconv_algorithm_reference,
     &fconv_algorithm_gpu_winograd_2x2,
     &fconv_algorithm_gpu_implicit_gemm,

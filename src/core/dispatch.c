@@ -24,6 +24,9 @@ static const struct fconv_kernels kernels_scalar = {
     .wino_f4_scatter = fconv_wino_f4_scatter_kernel__scalar,
     .wino_input = {fconv_wino_input_f2__scalar, fconv_wino_input_f4__scalar, fconv_wino_input_f6__scalar},
     .wino_output = {fconv_wino_output_f2__scalar, fconv_wino_output_f4__scalar, fconv_wino_output_f6__scalar},
+    .fft_rows_forward = fconv_fft_rows_forward_kernel__scalar,
+    .fft_rows_inverse = fconv_fft_rows_inverse_kernel__scalar,
+    .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__scalar, .lanes = 1,
 };
 #ifdef FCONV_HAVE_AVX2_KERNELS
 static const struct fconv_kernels kernels_avx2 = {
@@ -38,6 +41,9 @@ static const struct fconv_kernels kernels_avx2 = {
     .wino_f4_scatter = fconv_wino_f4_scatter_kernel__avx2,
     .wino_input = {fconv_wino_input_f2__avx2, fconv_wino_input_f4__avx2, fconv_wino_input_f6__avx2},
     .wino_output = {fconv_wino_output_f2__avx2, fconv_wino_output_f4__avx2, fconv_wino_output_f6__avx2},
+    .fft_rows_forward = fconv_fft_rows_forward_kernel__avx2,
+    .fft_rows_inverse = fconv_fft_rows_inverse_kernel__avx2,
+    .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__avx2, .lanes = 8,
 };
 #endif
 #ifdef FCONV_HAVE_AVX512_KERNELS
@@ -53,6 +59,9 @@ static const struct fconv_kernels kernels_avx512 = {
     .wino_f4_scatter = fconv_wino_f4_scatter_kernel__avx512,
     .wino_input = {fconv_wino_input_f2__avx512, fconv_wino_input_f4__avx512, fconv_wino_input_f6__avx512},
     .wino_output = {fconv_wino_output_f2__avx512, fconv_wino_output_f4__avx512, fconv_wino_output_f6__avx512},
+    .fft_rows_forward = fconv_fft_rows_forward_kernel__avx512,
+    .fft_rows_inverse = fconv_fft_rows_inverse_kernel__avx512,
+    .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__avx512, .lanes = 16,
 };
 #endif
 

@@ -107,6 +107,26 @@ typedef void (*fconv_wino_f4_scatter_fn)(const float *src, size_t src_step, size
 typedef void (*fconv_wino_input_fn)(const float *d, float *v, size_t v_step, size_t ld, size_t ncols);
 typedef void (*fconv_wino_output_fn)(const float *mm, size_t m_step, float *out, size_t ld, size_t ncols);
 
+/*
+ * The fft-rows transforms (kernels/fft/fft-rows.c), n in {16, 32, 64, 128}, VF_LANES
+ * segments per call, segment l being n samples starting at l*hop (1 <= hop <= n).
+ * Forward: the real DFT of each segment into spec (64-byte aligned, n*VF_LANES floats):
+ * slot k < n/2 holds its VF_LANES real parts at spec + 2k*VF_LANES and imaginary parts at
+ * spec + (2k+1)*VF_LANES, with X[k] doubled for k > 0 and slot 0 holding X[0] and X[n/2].
+ * Reads ext[0 .. (VF_LANES-1)*hop + n - 1].
+ * Inverse: Y = sum_{a < kh} taps[a] * spec[a] per slot (taps[a] is 2 floats per slot, (re, im)
+ * of a complex factor, or for slot 0 the factors of X[0] and X[n/2]), then the real inverse
+ * DFT times 2n; sample t < hop of segment l is written to y[l*hop + t] where that is below
+ * count (other outputs and y past count untouched).
+ */
+#define FCONV_FFT_ROWS_MAX_N 128
+typedef void (*fconv_fft_rows_forward_fn)(size_t n, const float *ext, size_t hop, float *spec);
+typedef void (*fconv_fft_rows_inverse_fn)(size_t n, const float *const *spec, const float *taps, size_t kh,
+                                          size_t hop, float *y, size_t count);
+/* y[e] = src[e] for e < n, the aligned whole vectors of y with non-temporal stores (no read
+ * for ownership), fenced before returning; y and src must not overlap. */
+typedef void (*fconv_fft_rows_stream_row_fn)(float *y, const float *src, size_t n);
+
 /* One ISA's kernels. */
 struct fconv_kernels {
     fconv_isa isa;
@@ -122,6 +142,10 @@ struct fconv_kernels {
     fconv_wino_f4_scatter_fn wino_f4_scatter;
     fconv_wino_input_fn wino_input[3];
     fconv_wino_output_fn wino_output[3];
+    fconv_fft_rows_forward_fn fft_rows_forward;
+    fconv_fft_rows_inverse_fn fft_rows_inverse;
+    fconv_fft_rows_stream_row_fn fft_rows_stream_row;
+    size_t lanes;                     /* VF_LANES: segments per fft-rows call */
 };
 
 /* The table for the best usable ISA not above cap (FCONV_ISA_AUTO: no cap). Never NULL:
@@ -212,5 +236,17 @@ void fconv_gemm_pack_b__avx512(size_t kc, size_t cols, const float *b, size_t ld
 void fconv_im2col_copy_stride2__scalar(float *dst, const float *src, size_t n);
 void fconv_im2col_copy_stride2__avx2(float *dst, const float *src, size_t n);
 void fconv_im2col_copy_stride2__avx512(float *dst, const float *src, size_t n);
+
+
+/* The per-ISA fft-rows transforms (kernels/fft/fft-rows.c). */
+#define FCONV_DECLARE_FFT_ROWS(isa)                                                                   \
+    void fconv_fft_rows_forward_kernel__##isa(size_t n, const float *ext, size_t hop, float *spec); \
+    void fconv_fft_rows_inverse_kernel__##isa(size_t n, const float *const *spec, const float *taps, \
+                                              size_t kh, size_t hop, float *y, size_t count); \
+    void fconv_fft_rows_stream_row_kernel__##isa(float *y, const float *src, size_t n);
+FCONV_DECLARE_FFT_ROWS(scalar)
+FCONV_DECLARE_FFT_ROWS(avx2)
+FCONV_DECLARE_FFT_ROWS(avx512)
+#undef FCONV_DECLARE_FFT_ROWS
 
 #endif

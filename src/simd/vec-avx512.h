@@ -81,4 +81,35 @@ static inline void vf_interleave4(const vf in[4], float *p) {
     }
 }
 
+/* c - a*b, fused. */
+static inline vf vf_fnma(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
+
+/* Transpose the 16 x 16 matrix whose row i is r[i]: afterwards lane j of r[i] is what lane i
+ * of r[j] was. Pairs, then quadruples inside each 128-bit lane, then the 128-bit blocks
+ * across rows four apart: 64 shuffles. */
+static inline void vf_transpose(vf r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);     /* per 128-bit lane: r_i0 r_i+1,0 r_i1 r_i+1,1 */
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]); /* r_i2 r_i+1,2 r_i3 r_i+1,3 */
+    }
+    for (int i = 0; i < 16; i += 4) { /* r[i + j], 128-bit lane L: rows i..i+3 of column 4L + j */
+        __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
+        __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
+        r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    for (int j = 0; j < 4; j++) { /* column 4L + j gathers 128-bit lane L of r[j], r[4+j], r[8+j], r[12+j] */
+        __m512 ab02 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88), ab13 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xdd);
+        __m512 cd02 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88), cd13 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xdd);
+        t[j] = _mm512_shuffle_f32x4(ab02, cd02, 0x88);
+        t[4 + j] = _mm512_shuffle_f32x4(ab13, cd13, 0x88);
+        t[8 + j] = _mm512_shuffle_f32x4(ab02, cd02, 0xdd);
+        t[12 + j] = _mm512_shuffle_f32x4(ab13, cd13, 0xdd);
+    }
+    for (int i = 0; i < 16; i++) r[i] = t[i];
+}
+
 #endif

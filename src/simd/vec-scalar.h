@@ -60,4 +60,10 @@ static inline void vf_interleave4(const vf in[4], float *p) {
     for (int j = 0; j < 4; j++) p[j] = in[j];
 }
 
+/* c - a*b. */
+static inline vf vf_fnma(vf a, vf b, vf c) { return c - a * b; }
+
+/* The 1 x 1 transpose. */
+static inline void vf_transpose(vf r[1]) { (void)r; }
+
 #endif

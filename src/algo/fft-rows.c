@@ -1,0 +1,332 @@
+/*
+ * fft-rows.c — filter2d and conv1d by FFTs along rows only: the kernel's rows are summed in
+ * the frequency domain, so only one dimension is transformed and no FFT library is involved.
+ *
+ *   y[i][j] = sum_a (row a of the kernel) correlated with (extended input row i+a) at j
+ *
+ * Each extended input row is cut into overlapping segments of n samples (n = 16..128) that
+ * start hop = n - KW + 1 apart; a real FFT of each segment is taken once per row and kept
+ * in a ring of KH spectra. An output row is then the sum over a of kernel row a's spectrum
+ * times its input row's spectrum (KH complex multiply-adds per frequency), one inverse FFT,
+ * and the first hop samples of every segment (overlap-save). Per output that is about
+ * 2 KH n / hop multiply-adds plus two small transforms, against KH KW for direct: 7x7 with
+ * n = 32 needs 17 instead of 49, 15x15 with n = 64 needs 36 instead of 225.
+ *
+ * The transforms run VF_LANES segments at once, one per lane (kernels/fft/fft-rows.c). A task
+ * is one channel, one run of VF_LANES segments (a column group) and one band of output rows;
+ * it transforms the band's KH - 1 rows above again (bands exist only to feed the threads). The
+ * segmentation depends on the problem alone and every output is computed by the same
+ * operations whichever task computes it, so results do not depend on the thread count.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "algo/filter-lowering.h"
+#include "core/border.h"
+#include "core/cost-model.h"
+#include "core/dispatch.h"
+#include "core/internal.h"
+#include "core/parallel.h"
+
+/* Widest kernel: the largest transform keeps a hop of at least a quarter of it. */
+#define FFT_ROWS_MAX_KW (FCONV_FFT_ROWS_MAX_N - FCONV_FFT_ROWS_MAX_N / 4 + 1)
+/* Tallest kernel: its KH spectra per thread stay within a few MB. */
+#define FFT_ROWS_MAX_KH 1024
+
+#define FFT_ROWS_PI 3.14159265358979323846
+
+/* One-channel outputs at least this large are written with non-temporal stores: rows come
+ * out of the transforms in bursts, whose cache misses (read for ownership) stalled the
+ * next row's work; 2048^2 7x7 ran 6.9 -> 5.7 ms on one thread (Zen 4 VM). */
+#define FFT_ROWS_STREAM_BYTES (8.0 * 1024 * 1024)
+
+/* Spectra a task keeps (KH rows x its groups): within L2 beside the rows it reads. */
+#define FFT_ROWS_RING_BYTES (256u * 1024u)
+
+struct fft_rows_layout {
+    int64_t n, hop;        /* transform size; outputs per segment */
+    int64_t lanes;         /* segments per group (the kernels' VF_LANES) */
+    int64_t groups;        /* column groups per row */
+    int64_t chunk_groups, chunks; /* groups per task; column chunks per row */
+    int64_t bands, band_rows;
+    int64_t tasks, slots;  /* channel x band x chunk; threads with work */
+    size_t taps_bytes, ext_bytes, ring_bytes, ptr_bytes, out_bytes, slot_bytes;
+};
+
+/* Relative time per output of transform size n: 2 KH n / hop multiply-adds for the
+ * products, and a forward and an inverse transform (radix-2 butterflies, the split step and
+ * the transposes, ~n (2.5 log2(n/2) + 6) operations each) shared by the hop outputs, over
+ * the rate each size reaches: 64 and 128 points no longer fit in registers. Measured (Zen 4
+ * VM, AVX-512, one thread, 1024^2, all sizes each kernel allows): about 55 G units/s up to
+ * 32 points, 45 G at 64, 36 G at 128; picks the fastest size for 7x7 to 31x31 but 5x5. */
+static double time_per_output(int64_t n, int64_t kh, int64_t kw) {
+    double hop = (double)(n - kw + 1);
+    double transform = (double)n * (2.5 * log2((double)n / 2.0) + 6.0);
+    double efficiency = n <= 32 ? 1.0 : n == 64 ? 0.8 : 0.55;
+    return (2.0 * (double)kh * (double)n + 2.0 * transform) / hop / (55e9 * efficiency);
+}
+
+/* The transform size with the least modelled time (the problem's shape only, never the
+ * threads); 0 when the kernel is too wide. */
+static int64_t choose_n(const fconv_plan *plan) {
+    const fconv_filter2d_desc *f = &plan->filter;
+    int64_t best = 0;
+    for (int64_t n = 16; n <= FCONV_FFT_ROWS_MAX_N; n *= 2) {
+        if (n - f->kw + 1 < n / 4) continue;
+        if (!best || time_per_output(n, f->kh, f->kw) < time_per_output(best, f->kh, f->kw)) best = n;
+    }
+    return best;
+}
+
+static struct fft_rows_layout fft_rows_layout(const fconv_plan *plan) {
+    const fconv_filter2d_desc *f = &plan->filter;
+    struct fft_rows_layout l = {0};
+    l.n = choose_n(plan);
+    if (!l.n) return l;
+    l.hop = l.n - f->kw + 1;
+    l.lanes = (int64_t)plan->kernels->lanes;
+    int64_t segments = (plan->out_w + l.hop - 1) / l.hop;
+    l.groups = (segments + l.lanes - 1) / l.lanes;
+    /* A task walks down its rows, every group of its chunk per row, so that it reads input
+     * rows and writes output rows in long runs; its chunk's spectra (KH per group) stay
+     * within FFT_ROWS_RING_BYTES. Bands: enough tasks for four per thread, but each at
+     * least 4 KH rows tall so that transforming KH - 1 rows again per band stays cheap. */
+    const size_t spec_bytes = (size_t)(l.n * l.lanes) * sizeof(float);
+    l.chunk_groups = (int64_t)(FFT_ROWS_RING_BYTES / ((size_t)f->kh * spec_bytes));
+    if (l.chunk_groups < 1) l.chunk_groups = 1;
+    if (l.chunk_groups > l.groups) l.chunk_groups = l.groups;
+    l.chunks = (l.groups + l.chunk_groups - 1) / l.chunk_groups;
+    l.chunk_groups = (l.groups + l.chunks - 1) / l.chunks; /* even chunks */
+    int64_t per_band = f->channels * l.chunks, bands = 1;
+    if (plan->threads > 1) bands = ((int64_t)plan->threads * 4 + per_band - 1) / per_band;
+    l.band_rows = (plan->out_h + bands - 1) / bands;
+    int64_t min_rows = 4 * f->kh < plan->out_h ? 4 * f->kh : plan->out_h;
+    if (l.band_rows < min_rows) l.band_rows = min_rows;
+    l.bands = (plan->out_h + l.band_rows - 1) / l.band_rows;
+    l.tasks = per_band * l.bands;
+    l.slots = plan->threads < l.tasks ? plan->threads : l.tasks;
+    if (l.slots < 1) l.slots = 1;
+    l.taps_bytes = fconv_round_up_64((size_t)(f->kh * l.n) * sizeof(float));
+    l.ext_bytes = fconv_round_up_64((size_t)((l.lanes - 1) * l.hop + l.n) * sizeof(float));
+    l.ring_bytes = (size_t)(f->kh * l.chunk_groups) * spec_bytes; /* a multiple of 64 */
+    l.ptr_bytes = fconv_round_up_64((size_t)f->kh * sizeof(float *));
+    l.out_bytes = fconv_round_up_64((size_t)(l.chunk_groups * l.lanes * l.hop) * sizeof(float));
+    l.slot_bytes = l.ext_bytes + l.ring_bytes + l.ptr_bytes + l.out_bytes;
+    return l;
+}
+
+static fconv_status fft_rows_supports(const fconv_plan *plan, char *why, size_t why_len) {
+    if (plan->kind == FCONV_KIND_CONV2D) {
+        snprintf(why, why_len, "fft-rows serves filter2d and conv1d, not conv2d");
+        return FCONV_EUNSUPPORTED;
+    }
+    const fconv_filter2d_desc *f = &plan->filter;
+    if (f->kw > FFT_ROWS_MAX_KW) {
+        snprintf(why, why_len, "fft-rows: kernel %lld wide, at most %d", (long long)f->kw, FFT_ROWS_MAX_KW);
+        return FCONV_EUNSUPPORTED;
+    }
+    if (f->kh > FFT_ROWS_MAX_KH) {
+        snprintf(why, why_len, "fft-rows: kernel %lld tall, at most %d", (long long)f->kh, FFT_ROWS_MAX_KH);
+        return FCONV_EUNSUPPORTED;
+    }
+    return FCONV_OK;
+}
+
+static size_t fft_rows_workspace(const fconv_plan *plan) {
+    struct fft_rows_layout l = fft_rows_layout(plan);
+    return l.taps_bytes + (size_t)l.slots * l.slot_bytes;
+}
+
+/* Seconds: the modelled time of every output the groups compute (the last group's idle
+ * lanes included) at the ISA's speed (AVX2 measured ~0.93x AVX-512 on Zen 4, scalar
+ * ~0.15x), plus the extended rows' copies, over the threads with work. */
+static double fft_rows_cost(const fconv_plan *plan) {
+    const fconv_filter2d_desc *f = &plan->filter;
+    struct fft_rows_layout l = fft_rows_layout(plan);
+    fconv_isa isa = fconv_plan_isa(plan);
+    double speed = isa >= FCONV_ISA_AVX512 ? 1.0 : isa >= FCONV_ISA_AVX2 ? 0.93 : 0.15;
+    double outputs = (double)f->channels * (double)plan->out_h * (double)(l.groups * l.lanes * l.hop);
+    double rows = (double)f->channels * (double)l.groups * (double)(plan->out_h + l.bands * (f->kh - 1));
+    double work = outputs * time_per_output(l.n, f->kh, f->kw) / speed + fconv_stream_seconds(rows * (double)l.ext_bytes);
+    return work / (double)l.slots + (l.slots > 1 ? 3e-6 : 0.0);
+}
+
+struct fft_rows_ctx {
+    const fconv_plan *plan;
+    struct fft_rows_layout l;
+    const float *x, *taps;
+    float *y;
+    char *slots; /* slot s's buffers at slots + s * l.slot_bytes */
+    int64_t pad; /* output column j reads input columns j - pad .. j - pad + KW - 1 */
+    int stream;  /* one-channel output rows go out with non-temporal stores */
+};
+
+/* Kernel row spectra, scaled for the kernels' conventions (core/dispatch.h): slot 0 holds
+ * K[0] / n and K[n/2] / n, slot k the conjugate (correlation) of K[k] over 2n. Double
+ * precision DFTs of the correlation-orientation rows. */
+static void kernel_spectra(const fconv_plan *plan, int64_t n, const float *w, float *taps) {
+    const fconv_filter2d_desc *f = &plan->filter;
+    double c[FCONV_FFT_ROWS_MAX_N], s[FCONV_FFT_ROWS_MAX_N];
+    for (int64_t j = 0; j < n; j++) {
+        c[j] = cos(2.0 * FFT_ROWS_PI * (double)j / (double)n);
+        s[j] = sin(2.0 * FFT_ROWS_PI * (double)j / (double)n);
+    }
+    for (int64_t a = 0; a < f->kh; a++) {
+        float *u = taps + a * n;
+        for (int64_t k = 0; k <= n / 2; k++) {
+            double re = 0.0, im = 0.0;
+            for (int64_t b = 0; b < f->kw; b++) {
+                double v = f->correlate ? w[a * f->kw + b] : w[(f->kh - 1 - a) * f->kw + (f->kw - 1 - b)];
+                re += v * c[(k * b) % n];
+                im -= v * s[(k * b) % n];
+            }
+            if (k == 0) u[0] = (float)(re / (double)n);
+            else if (k == n / 2) u[1] = (float)(re / (double)n);
+            else {
+                u[2 * k] = (float)(re / (2.0 * (double)n));
+                u[2 * k + 1] = (float)(-im / (2.0 * (double)n));
+            }
+        }
+    }
+}
+
+/* Extended input row q (any integer: the border rule maps it), channel ch, columns of group
+ * g: ext[c] = xe[q][g*lanes*hop + c - pad], zero past the last extended column. */
+static void extended_row(const struct fft_rows_ctx *ctx, int64_t q, int64_t ch, int64_t g, float *ext) {
+    const fconv_plan *plan = ctx->plan;
+    const fconv_filter2d_desc *f = &plan->filter;
+    const int64_t len = (ctx->l.lanes - 1) * ctx->l.hop + ctx->l.n, base = g * ctx->l.lanes * ctx->l.hop;
+    const int64_t extent = plan->out_w + f->kw - 1 - base; /* extended columns left from base */
+    const int64_t end = len < extent ? len : extent, C = f->channels;
+    const float fill = f->border == FCONV_BORDER_CONSTANT ? f->border_value : 0.0f;
+    const int64_t row = fconv_border_index(f->border, q, f->h);
+    int64_t c = 0;
+    if (row >= 0) {
+        const float *xr = ctx->x + row * f->w * C + ch;
+        /* columns inside the image: c in [lo, hi) */
+        int64_t lo = ctx->pad - base > 0 ? ctx->pad - base : 0;
+        int64_t hi = f->w + ctx->pad - base < end ? f->w + ctx->pad - base : end;
+        for (; c < end; c++) {
+            if (c == lo && lo < hi) {
+                const float *src = xr + (base + lo - ctx->pad) * C;
+                if (C == 1) for (int64_t e = lo; e < hi; e++) ext[e] = src[e - lo];
+                else
+                    for (int64_t e = lo; e < hi; e++) ext[e] = src[(e - lo) * C];
+                c = hi;
+                if (c >= end) break;
+            }
+            int64_t col = fconv_border_index(f->border, base + c - ctx->pad, f->w);
+            ext[c] = col >= 0 ? xr[col * C] : fill;
+        }
+    } else {
+        for (; c < end; c++) ext[c] = fill;
+    }
+    for (c = end > 0 ? end : 0; c < len; c++) ext[c] = 0.0f;
+}
+
+/* Ask for the input lines the task will read for row q, groups [g0, g1): each row's copy
+ * stalled on its first line otherwise (perf: half of a 2048^2 7x7 filter's copy time on one
+ * load), the hardware prefetchers not running ahead of rows read in short bursts. */
+#define FFT_ROWS_PREFETCH_ROWS 2
+static void prefetch_row(const struct fft_rows_ctx *ctx, int64_t q, int64_t ch, int64_t g0, int64_t g1) {
+    const fconv_filter2d_desc *f = &ctx->plan->filter;
+    const int64_t row = fconv_border_index(f->border, q, f->h);
+    if (row < 0) return;
+    const int64_t span = ctx->l.lanes * ctx->l.hop;
+    int64_t lo = g0 * span - ctx->pad, hi = g1 * span + ctx->l.n - ctx->pad;
+    lo = lo > 0 ? lo : 0;
+    hi = hi < f->w ? hi : f->w;
+    const char *p = (const char *)(ctx->x + (row * f->w + lo) * f->channels + ch);
+    const char *end = (const char *)(ctx->x + (row * f->w + hi) * f->channels);
+    for (; p < end; p += 64) __builtin_prefetch(p);
+}
+
+/* The same for the output row i's lines, for writing: without it the row's stores missed
+ * the cache in a burst at each inverse's end and stalled everything behind them (perf: the
+ * next row's copy, on its first store). */
+static void prefetch_output_row(const struct fft_rows_ctx *ctx, int64_t i, int64_t g0, int64_t g1) {
+    const fconv_plan *plan = ctx->plan;
+    const int64_t span = ctx->l.lanes * ctx->l.hop, C = plan->filter.channels;
+    const int64_t lo = g0 * span, hi = g1 * span < plan->out_w ? g1 * span : plan->out_w;
+    const char *p = (const char *)(ctx->y + (i * plan->out_w + lo) * C);
+    const char *end = (const char *)(ctx->y + (i * plan->out_w + hi) * C);
+    for (; p < end; p += 64) __builtin_prefetch(p, 1);
+}
+
+/* Channel ch, output rows of band `band`, groups [g0, g1). Window row d of the band (input
+ * row q0 + d) keeps group g's spectrum in ring slot (d mod KH) * (g1 - g0) + g - g0. */
+static void fft_rows_task(const struct fft_rows_ctx *ctx, char *slot, int64_t ch, int64_t band, int64_t g0,
+                          int64_t g1) {
+    const fconv_plan *plan = ctx->plan;
+    const fconv_filter2d_desc *f = &plan->filter;
+    const struct fft_rows_layout *l = &ctx->l;
+    const struct fconv_kernels *kern = plan->kernels;
+    const int64_t kh = f->kh, spec_floats = l->n * l->lanes, C = f->channels, ng = g1 - g0;
+    float *ext = (float *)slot, *ring = (float *)(slot + l->ext_bytes);
+    const float **spec = (const float **)(slot + l->ext_bytes + l->ring_bytes);
+    float *out = (float *)(slot + l->ext_bytes + l->ring_bytes + l->ptr_bytes);
+    const int64_t i0 = band * l->band_rows, i1 = i0 + l->band_rows < plan->out_h ? i0 + l->band_rows : plan->out_h;
+    const int64_t q0 = i0 + plan->off_h - (kh - 1);
+    for (int64_t d = 0; d < kh - 1 + (i1 - i0); d++) {
+        prefetch_row(ctx, q0 + d + FFT_ROWS_PREFETCH_ROWS, ch, g0, g1);
+        for (int64_t g = g0; g < g1; g++) { /* window row d's spectra */
+            extended_row(ctx, q0 + d, ch, g, ext);
+            kern->fft_rows_forward((size_t)l->n, ext, (size_t)l->hop, ring + ((d % kh) * ng + g - g0) * spec_floats);
+        }
+        if (d < kh - 1) continue;
+        const int64_t i = i0 + d - (kh - 1); /* its window is rows d - kh + 1 .. d */
+        if (i + FFT_ROWS_PREFETCH_ROWS < i1) prefetch_output_row(ctx, i + FFT_ROWS_PREFETCH_ROWS, g0, g1);
+        const int64_t j0 = g0 * l->lanes * l->hop;
+        const int64_t row_end = g1 * l->lanes * l->hop < plan->out_w ? g1 * l->lanes * l->hop : plan->out_w;
+        for (int64_t g = g0; g < g1; g++) {
+            const int64_t jg = g * l->lanes * l->hop;
+            const size_t count = (size_t)(row_end - jg < l->lanes * l->hop ? row_end - jg : l->lanes * l->hop);
+            for (int64_t a = 0; a < kh; a++) spec[a] = ring + (((d - kh + 1 + a) % kh) * ng + g - g0) * spec_floats;
+            kern->fft_rows_inverse((size_t)l->n, spec, ctx->taps, (size_t)kh, (size_t)l->hop, out + (jg - j0), count);
+        }
+        float *yrow = ctx->y + (i * plan->out_w + j0) * C + ch;
+        if (C == 1 && ctx->stream) kern->fft_rows_stream_row(yrow, out, (size_t)(row_end - j0));
+        else if (C == 1) memcpy(yrow, out, (size_t)(row_end - j0) * sizeof(float));
+        else
+            for (int64_t t = 0; t < row_end - j0; t++) yrow[t * C] = out[t];
+    }
+}
+
+/* Slot s runs tasks [s T / S, (s+1) T / S), ordered channel, band, chunk. */
+static void fft_rows_slot(const void *vctx, size_t s) {
+    const struct fft_rows_ctx *ctx = vctx;
+    const struct fft_rows_layout *l = &ctx->l;
+    char *slot = ctx->slots + s * l->slot_bytes;
+    const int64_t t0 = l->tasks * (int64_t)s / l->slots, t1 = l->tasks * ((int64_t)s + 1) / l->slots;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t per_channel = l->bands * l->chunks, rest = t % per_channel, chunk = rest % l->chunks;
+        const int64_t g0 = chunk * l->chunk_groups, g1 = g0 + l->chunk_groups < l->groups ? g0 + l->chunk_groups : l->groups;
+        fft_rows_task(ctx, slot, t / per_channel, rest / l->chunks, g0, g1);
+    }
+}
+
+static void fft_rows_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias, float *y,
+                             void *workspace) {
+    (void)bias;
+    struct fft_rows_ctx ctx = {.plan = plan, .l = fft_rows_layout(plan), .x = x, .y = y};
+    char *ws = workspace;
+    kernel_spectra(plan, ctx.l.n, w, (float *)ws);
+    ctx.taps = (const float *)ws;
+    ctx.slots = ws + ctx.l.taps_bytes;
+    ctx.pad = plan->filter.kw - 1 - plan->off_w;
+    ctx.stream = (double)plan->out_h * (double)plan->out_w * sizeof(float) >= FFT_ROWS_STREAM_BYTES;
+    fconv_parallel_1d((int)ctx.l.slots, (size_t)ctx.l.slots, fft_rows_slot, &ctx);
+}
+
+const struct fconv_algorithm fconv_algorithm_fft_rows = {
+    .id = FCONV_ALGO_FFT_ROWS,
+    .name = "fft-rows",
+    .summary = "real FFTs along rows (own SIMD transforms), kernel rows summed in the spectra",
+    .serves = FCONV_SERVES_FILTER2D | FCONV_SERVES_CONV1D,
+    .error_bound = 3e-6,
+    .supports = fft_rows_supports,
+    .workspace = fft_rows_workspace,
+    .cost = fft_rows_cost,
+    .execute = fft_rows_execute,
+};
