@@ -114,10 +114,11 @@ typedef void (*fconv_wino_output_fn)(const float *mm, size_t m_step, float *out,
  * slot k < n/2 holds its VF_LANES real parts at spec + 2k*VF_LANES and imaginary parts at
  * spec + (2k+1)*VF_LANES, with X[k] doubled for k > 0 and slot 0 holding X[0] and X[n/2].
  * Reads ext[0 .. (VF_LANES-1)*hop + n - 1].
- * Inverse: Y = sum_{a < kh} taps[a] * spec[a] per slot (taps[a] is 2 floats per slot, (re, im)
- * of a complex factor, or for slot 0 the factors of X[0] and X[n/2]), then the real inverse
- * DFT times 2n; sample t < hop of segment l is written to y[l*hop + t] where that is below
- * count (other outputs and y past count untouched).
+ * Inverse: Y = sum_{a < kh} taps[a] * spec[a] per slot (taps[a] is n floats, 2 per slot:
+ * (re, im) of a complex factor, or for slot 0 the real factors of its two bins), then the
+ * unnormalized inverse real DFT y[t] = sum_{q < n} Y[q] e^{+2 pi i q t / n} of the Hermitian
+ * spectrum with Y[0], Y[n/2] from slot 0 and Y[n-q] = conj(Y[q]); sample t < hop of segment
+ * l is written to y[l*hop + t] where that is below count (y from count on is untouched).
  */
 #define FCONV_FFT_ROWS_MAX_N 128
 typedef void (*fconv_fft_rows_forward_fn)(size_t n, const float *ext, size_t hop, float *spec);
