@@ -36,7 +36,7 @@
 
 #define FFT_ROWS_PI 3.14159265358979323846
 
-/* One-channel outputs at least this large are written with non-temporal stores: rows come
+/* Outputs at least this large are written with non-temporal stores: rows come
  * out of the transforms in bursts, whose cache misses (read for ownership) stalled the
  * next row's work; 2048^2 7x7 ran 6.9 -> 5.7 ms on one thread (Zen 4 VM). */
 #define FFT_ROWS_STREAM_BYTES (8.0 * 1024 * 1024)
@@ -88,17 +88,19 @@ static struct fft_rows_layout fft_rows_layout(const fconv_plan *plan) {
     l.lanes = (int64_t)plan->kernels->lanes;
     int64_t segments = (plan->out_w + l.hop - 1) / l.hop;
     l.groups = (segments + l.lanes - 1) / l.lanes;
-    /* A task walks down its rows, every group of its chunk per row, so that it reads input
-     * rows and writes output rows in long runs; its chunk's spectra (KH per group) stay
-     * within FFT_ROWS_RING_BYTES. Bands: enough tasks for four per thread, but each at
-     * least 4 KH rows tall so that transforming KH - 1 rows again per band stays cheap. */
+    /* A task walks down its rows, every channel and group of its chunk per row, so that it
+     * reads input rows and writes output rows in long runs, each once; its chunk's spectra
+     * (KH per channel and group) stay within FFT_ROWS_RING_BYTES. Bands: enough tasks for
+     * four per thread, but each at least 4 KH rows tall so that transforming KH - 1 rows
+     * again per band stays cheap. */
     const size_t spec_bytes = (size_t)(l.n * l.lanes) * sizeof(float);
-    l.chunk_groups = (int64_t)(FFT_ROWS_RING_BYTES / ((size_t)f->kh * spec_bytes));
+    const int64_t C = f->channels;
+    l.chunk_groups = (int64_t)(FFT_ROWS_RING_BYTES / ((size_t)(f->kh * C) * spec_bytes));
     if (l.chunk_groups < 1) l.chunk_groups = 1;
     if (l.chunk_groups > l.groups) l.chunk_groups = l.groups;
     l.chunks = (l.groups + l.chunk_groups - 1) / l.chunk_groups;
     l.chunk_groups = (l.groups + l.chunks - 1) / l.chunks; /* even chunks */
-    int64_t per_band = f->channels * l.chunks, bands = 1;
+    int64_t per_band = l.chunks, bands = 1;
     if (plan->threads > 1) bands = ((int64_t)plan->threads * 4 + per_band - 1) / per_band;
     l.band_rows = (plan->out_h + bands - 1) / bands;
     int64_t min_rows = 4 * f->kh < plan->out_h ? 4 * f->kh : plan->out_h;
@@ -109,9 +111,11 @@ static struct fft_rows_layout fft_rows_layout(const fconv_plan *plan) {
     if (l.slots < 1) l.slots = 1;
     l.taps_bytes = fconv_round_up_64((size_t)(f->kh * l.n) * sizeof(float));
     l.ext_bytes = fconv_round_up_64((size_t)(l.chunk_groups * l.lanes * l.hop + l.n - l.hop) * sizeof(float));
-    l.ring_bytes = (size_t)(f->kh * l.chunk_groups) * spec_bytes; /* a multiple of 64 */
+    l.ring_bytes = (size_t)(f->kh * C * l.chunk_groups) * spec_bytes; /* a multiple of 64 */
     l.ptr_bytes = fconv_round_up_64((size_t)f->kh * sizeof(float *));
-    l.out_bytes = fconv_round_up_64((size_t)(l.chunk_groups * l.lanes * l.hop) * sizeof(float));
+    /* per channel, then (C > 1) the channels interleaved into one run of the output row */
+    l.out_bytes = fconv_round_up_64((size_t)(l.chunk_groups * l.lanes * l.hop) * sizeof(float)) * (size_t)C;
+    if (C > 1) l.out_bytes += fconv_round_up_64((size_t)(l.chunk_groups * l.lanes * l.hop * C) * sizeof(float));
     l.slot_bytes = l.ext_bytes + l.ring_bytes + l.ptr_bytes + l.out_bytes;
     return l;
 }
@@ -140,15 +144,19 @@ static size_t fft_rows_workspace(const fconv_plan *plan) {
 
 /* Seconds: the modelled time of every output the groups compute (the last group's idle
  * lanes included) at the ISA's speed (AVX2 measured ~0.93x AVX-512 on Zen 4, scalar
- * ~0.15x), plus the extended rows' copies, over the threads with work. */
+ * ~0.15x), plus the extended rows' copies, over the threads with work. Checked against 2
+ * threads (Zen 4 VM): 2048^2 11x11 3.85 ms modelled, 4.1-4.3 measured. */
 static double fft_rows_cost(const fconv_plan *plan) {
     const fconv_filter2d_desc *f = &plan->filter;
     struct fft_rows_layout l = fft_rows_layout(plan);
     fconv_isa isa = fconv_plan_isa(plan);
     double speed = isa >= FCONV_ISA_AVX512 ? 1.0 : isa >= FCONV_ISA_AVX2 ? 0.93 : 0.15;
     double outputs = (double)f->channels * (double)plan->out_h * (double)(l.groups * l.lanes * l.hop);
-    double rows = (double)f->channels * (double)l.groups * (double)(plan->out_h + l.bands * (f->kh - 1));
+    double rows = (double)f->channels * (double)l.chunks * (double)(plan->out_h + l.bands * (f->kh - 1));
     double work = outputs * time_per_output(l.n, f->kh, f->kw) / speed + fconv_stream_seconds(rows * (double)l.ext_bytes);
+    /* Interleaved channels: the scalar (de)interleaving and C times the spectra per row
+     * (measured RGB 1024^2 7x7 and 15x15, 2 threads: 1.3-2x the one-channel time per output) */
+    if (f->channels > 1) work = 1.3 * work + 0.9e-9 * outputs;
     return work / (double)l.slots + (l.slots > 1 ? 3e-6 : 0.0);
 }
 
@@ -159,7 +167,7 @@ struct fft_rows_ctx {
     float *y;
     char *slots; /* slot s's buffers at slots + s * l.slot_bytes */
     int64_t pad; /* output column j reads input columns j - pad .. j - pad + KW - 1 */
-    int stream;  /* one-channel output rows go out with non-temporal stores */
+    int stream;  /* output rows go out with non-temporal stores */
 };
 
 /* Kernel row spectra, scaled for the kernels' conventions (core/dispatch.h): slot 0 holds
@@ -232,53 +240,62 @@ static void extended_row(const struct fft_rows_ctx *ctx, int64_t q, int64_t ch, 
     for (c = end > 0 ? end : 0; c < len; c++) ext[c] = 0.0f;
 }
 
-/* Channel ch, output rows of band `band`, groups [g0, g1). Window row d of the band (input
- * row q0 + d) keeps group g's spectrum in ring slot (d mod KH) * (g1 - g0) + g - g0. */
-static void fft_rows_task(const struct fft_rows_ctx *ctx, char *slot, int64_t ch, int64_t band, int64_t g0,
-                          int64_t g1) {
+/* Output rows of band `band`, groups [g0, g1), every channel. Window row d of the band
+ * (input row q0 + d) keeps channel c, group g's spectrum in ring slot
+ * ((d mod KH) * C + c) * (g1 - g0) + g - g0. */
+static void fft_rows_task(const struct fft_rows_ctx *ctx, char *slot, int64_t band, int64_t g0, int64_t g1) {
     const fconv_plan *plan = ctx->plan;
     const fconv_filter2d_desc *f = &plan->filter;
     const struct fft_rows_layout *l = &ctx->l;
     const struct fconv_kernels *kern = plan->kernels;
     const int64_t kh = f->kh, spec_floats = l->n * l->lanes, C = f->channels, ng = g1 - g0;
+    const int64_t span = l->lanes * l->hop, j0 = g0 * span;
+    const int64_t row_end = g1 * span < plan->out_w ? g1 * span : plan->out_w, cols = row_end - j0;
+    const size_t out_stride = fconv_round_up_64((size_t)(ng * span) * sizeof(float)) / sizeof(float);
     float *ext = (float *)slot, *ring = (float *)(slot + l->ext_bytes);
     const float **spec = (const float **)(slot + l->ext_bytes + l->ring_bytes);
     float *out = (float *)(slot + l->ext_bytes + l->ring_bytes + l->ptr_bytes);
+    float *mixed = out + (size_t)C * out_stride; /* C > 1: the channels interleaved */
     const int64_t i0 = band * l->band_rows, i1 = i0 + l->band_rows < plan->out_h ? i0 + l->band_rows : plan->out_h;
     const int64_t q0 = i0 + plan->off_h - (kh - 1);
     for (int64_t d = 0; d < kh - 1 + (i1 - i0); d++) {
-        extended_row(ctx, q0 + d, ch, g0, g1, ext); /* window row d's spectra */
-        for (int64_t g = g0; g < g1; g++)
-            kern->fft_rows_forward((size_t)l->n, ext + (g - g0) * l->lanes * l->hop, (size_t)l->hop,
-                                   ring + ((d % kh) * ng + g - g0) * spec_floats);
+        for (int64_t c = 0; c < C; c++) { /* window row d's spectra */
+            extended_row(ctx, q0 + d, c, g0, g1, ext);
+            for (int64_t g = g0; g < g1; g++)
+                kern->fft_rows_forward((size_t)l->n, ext + (g - g0) * span, (size_t)l->hop,
+                                       ring + (((d % kh) * C + c) * ng + g - g0) * spec_floats);
+        }
         if (d < kh - 1) continue;
         const int64_t i = i0 + d - (kh - 1); /* its window is rows d - kh + 1 .. d */
-        const int64_t j0 = g0 * l->lanes * l->hop;
-        const int64_t row_end = g1 * l->lanes * l->hop < plan->out_w ? g1 * l->lanes * l->hop : plan->out_w;
-        for (int64_t g = g0; g < g1; g++) {
-            const int64_t jg = g * l->lanes * l->hop;
-            const size_t count = (size_t)(row_end - jg < l->lanes * l->hop ? row_end - jg : l->lanes * l->hop);
-            for (int64_t a = 0; a < kh; a++) spec[a] = ring + (((d - kh + 1 + a) % kh) * ng + g - g0) * spec_floats;
-            kern->fft_rows_inverse((size_t)l->n, spec, ctx->taps, (size_t)kh, (size_t)l->hop, out + (jg - j0), count);
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t g = g0; g < g1; g++) {
+                const size_t count = (size_t)(row_end - g * span < span ? row_end - g * span : span);
+                for (int64_t a = 0; a < kh; a++)
+                    spec[a] = ring + ((((d - kh + 1 + a) % kh) * C + c) * ng + g - g0) * spec_floats;
+                kern->fft_rows_inverse((size_t)l->n, spec, ctx->taps, (size_t)kh, (size_t)l->hop,
+                                       out + (size_t)c * out_stride + (size_t)((g - g0) * span), count);
+            }
+        const float *run = out;
+        if (C > 1) {
+            for (int64_t t = 0; t < cols; t++)
+                for (int64_t c = 0; c < C; c++) mixed[t * C + c] = out[(size_t)c * out_stride + (size_t)t];
+            run = mixed;
         }
-        float *yrow = ctx->y + (i * plan->out_w + j0) * C + ch;
-        if (C == 1 && ctx->stream) kern->fft_rows_stream_row(yrow, out, (size_t)(row_end - j0));
-        else if (C == 1) memcpy(yrow, out, (size_t)(row_end - j0) * sizeof(float));
-        else
-            for (int64_t t = 0; t < row_end - j0; t++) yrow[t * C] = out[t];
+        float *yrow = ctx->y + (i * plan->out_w + j0) * C;
+        if (ctx->stream) kern->fft_rows_stream_row(yrow, run, (size_t)(cols * C));
+        else memcpy(yrow, run, (size_t)(cols * C) * sizeof(float));
     }
 }
 
-/* Slot s runs tasks [s T / S, (s+1) T / S), ordered channel, band, chunk. */
+/* Slot s runs tasks [s T / S, (s+1) T / S), ordered band, chunk. */
 static void fft_rows_slot(const void *vctx, size_t s) {
     const struct fft_rows_ctx *ctx = vctx;
     const struct fft_rows_layout *l = &ctx->l;
     char *slot = ctx->slots + s * l->slot_bytes;
     const int64_t t0 = l->tasks * (int64_t)s / l->slots, t1 = l->tasks * ((int64_t)s + 1) / l->slots;
     for (int64_t t = t0; t < t1; t++) {
-        const int64_t per_channel = l->bands * l->chunks, rest = t % per_channel, chunk = rest % l->chunks;
-        const int64_t g0 = chunk * l->chunk_groups, g1 = g0 + l->chunk_groups < l->groups ? g0 + l->chunk_groups : l->groups;
-        fft_rows_task(ctx, slot, t / per_channel, rest / l->chunks, g0, g1);
+        const int64_t chunk = t % l->chunks, g0 = chunk * l->chunk_groups;
+        fft_rows_task(ctx, slot, t / l->chunks, g0, g0 + l->chunk_groups < l->groups ? g0 + l->chunk_groups : l->groups);
     }
 }
 
@@ -291,7 +308,8 @@ static void fft_rows_execute(const fconv_plan *plan, const float *x, const float
     ctx.taps = (const float *)ws;
     ctx.slots = ws + ctx.l.taps_bytes;
     ctx.pad = plan->filter.kw - 1 - plan->off_w;
-    ctx.stream = (double)plan->out_h * (double)plan->out_w * sizeof(float) >= FFT_ROWS_STREAM_BYTES;
+    ctx.stream = (double)plan->out_h * (double)plan->out_w * (double)plan->filter.channels * sizeof(float) >=
+                 FFT_ROWS_STREAM_BYTES;
     fconv_parallel_1d((int)ctx.l.slots, (size_t)ctx.l.slots, fft_rows_slot, &ctx);
 }
 
