@@ -10,13 +10,14 @@
  * times its input row's spectrum (KH complex multiply-adds per frequency), one inverse FFT,
  * and the first hop samples of every segment (overlap-save). Per output that is about
  * 2 KH n / hop multiply-adds plus two small transforms, against KH KW for direct: 7x7 with
- * n = 32 needs 17 instead of 49, 15x15 with n = 64 needs 36 instead of 225.
+ * n = 32 needs 17 instead of 49, 11x11 32 instead of 121.
  *
- * The transforms run VF_LANES segments at once, one per lane (kernels/fft/fft-rows.c). A task
- * is one channel, one run of VF_LANES segments (a column group) and one band of output rows;
- * it transforms the band's KH - 1 rows above again (bands exist only to feed the threads). The
- * segmentation depends on the problem alone and every output is computed by the same
- * operations whichever task computes it, so results do not depend on the thread count.
+ * The transforms run VF_LANES segments (a column group) at once, one per lane
+ * (kernels/fft/fft-rows.c). A task is a band of output rows and a chunk of column groups,
+ * every channel; it transforms the band's KH - 1 rows above again (bands exist only to feed
+ * the threads). The segmentation depends on the problem alone and every output is computed
+ * by the same operations whichever task computes it, so results do not depend on the
+ * thread count.
  */
 #include <math.h>
 #include <stdio.h>
@@ -41,7 +42,8 @@
  * next row's work; 2048^2 7x7 ran 6.9 -> 5.7 ms on one thread (Zen 4 VM). */
 #define FFT_ROWS_STREAM_BYTES (8.0 * 1024 * 1024)
 
-/* Spectra a task keeps (KH rows x its groups): within L2 beside the rows it reads. */
+/* Spectra a task keeps (KH rows x channels x its groups): within L2 beside the rows it
+ * reads (a whole 2048-wide row's groups for 11x11; chunks of 2 groups measured slower). */
 #define FFT_ROWS_RING_BYTES (256u * 1024u)
 
 struct fft_rows_layout {
@@ -50,7 +52,7 @@ struct fft_rows_layout {
     int64_t groups;        /* column groups per row */
     int64_t chunk_groups, chunks; /* groups per task; column chunks per row */
     int64_t bands, band_rows;
-    int64_t tasks, slots;  /* channel x band x chunk; threads with work */
+    int64_t tasks, slots;  /* band x chunk; threads with work */
     size_t taps_bytes, ext_bytes, ring_bytes, ptr_bytes, out_bytes, slot_bytes;
 };
 
