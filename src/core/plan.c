@@ -11,6 +11,7 @@
 #include "core/dispatch.h"
 #include "core/internal.h"
 #include "core/parallel.h"
+#include "kernels/gemm/gemm.h"
 
 #define KNOWN_PLAN_FLAGS (FCONV_PLAN_NO_WORKSPACE | FCONV_PLAN_MEASURE)
 
@@ -60,6 +61,7 @@ void fconv_plan_destroy(fconv_plan *plan) {
 /* The steps after validation, shared by the three kinds. Takes ownership of plan. */
 static fconv_status finish_plan(fconv_plan *plan, const fconv_options *options,
                                 const float *weights, const float *bias, fconv_plan **out) {
+    fconv_gemm_init(); /* before any of our threads run: see gemm-blas.c */
     fconv_status st = resolve_options(options, plan);
     if (st == FCONV_OK && weights) st = copy_floats(weights, plan->w_elems, &plan->weights, "weight");
     if (st == FCONV_OK && bias) st = copy_floats(bias, plan->conv2d.k, &plan->bias, "bias");

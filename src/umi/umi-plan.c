@@ -10,6 +10,7 @@
 
 #include "core/internal.h"
 #include "core/parallel.h"
+#include "kernels/gemm/gemm.h"
 #include "umi/umi-internal.h"
 
 static const char *const strategy_names[] = {"dot", "dot-relu", "dot-leaky-relu", "dot-sigmoid",
@@ -192,6 +193,7 @@ fconv_status fconv_umi_plan_create(const fconv_umi_desc *desc, const fconv_optio
         return fconv_fail(FCONV_EINVAL, "umi: options.threads must be >= 0 (0 = all cores), got %d", o.threads);
     if (o.algo != FCONV_ALGO_AUTO)
         return fconv_fail(FCONV_EINVAL, "umi: options.algo must be auto (the UMI operator has one executor)");
+    fconv_gemm_init(); /* before any of our threads run: see gemm-blas.c */
     fconv_umi_plan *p = calloc(1, sizeof *p);
     if (!p) return fconv_fail(FCONV_ENOMEM, "umi: out of memory for the plan");
     fconv_status st = validate(desc, p);

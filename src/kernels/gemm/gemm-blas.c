@@ -40,8 +40,18 @@ static char backend[224];
  * the GEMM-based algorithms this way too). */
 static int use_packed;
 
+/* OpenBLAS's pthreads build starts its thread pool when it is loaded, and idle workers spin
+ * (sched_yield) for about 2^28 cycles before they sleep: for a process's first ~80 ms every
+ * parallel region of ours then waited for a time slice on a busy core (a 1024^2 9x9 filter
+ * on 2 threads took 8 ms per execute instead of 0.8, exactly when the CLI runs; with
+ * OMP_WAIT_POLICY=active for the whole 80 ms). fastconv calls OpenBLAS single-threaded, so
+ * its pool is shut down at once. Weak: a serial or OpenMP OpenBLAS may not have the symbol,
+ * and OpenBLAS starts the pool again itself if the caller later asks it for threads. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+
 static void init_blas(void) {
     openblas_set_num_threads(1);
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
     const char *env = getenv("FCONV_GEMM");
     use_packed = env && strcmp(env, "packed") == 0;
     if (use_packed)
@@ -52,6 +62,8 @@ static void init_blas(void) {
                  "openblas (%s) below %d columns, fastconv packed %s micro-kernel from there",
                  openblas_get_config(), PACKED_MIN_N, fconv_kernels_for(FCONV_ISA_AUTO)->name);
 }
+
+void fconv_gemm_init(void) { pthread_once(&blas_once, init_blas); }
 
 const char *fconv_gemm_backend(void) {
     pthread_once(&blas_once, init_blas);

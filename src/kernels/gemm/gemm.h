@@ -23,6 +23,10 @@ void fconv_gemm(int threads, int trans_a, int trans_b, size_t m, size_t n, size_
 double fconv_gemm_call_seconds(double m, double n, double k);
 double fconv_gemm_seconds(double m, double n, double k, int threads);
 
+/* Set the BLAS up once, before fastconv's threads run: single-threaded, its idle thread pool
+ * shut down (gemm-blas.c says why). Every plan calls it; later calls cost a pthread_once. */
+void fconv_gemm_init(void);
+
 /* Name of the GEMM in use, for `fastconv info` ("openblas 0.3.21 ..."). */
 const char *fconv_gemm_backend(void);
 
