@@ -34,9 +34,11 @@
  *  - Structs and enums only grow at their end within one major version.
  *  - Threads: one call uses the plan's thread count (options.threads; 0 = all cores, the
  *    OpenMP default) through OpenMP. Called from inside the caller's own OpenMP parallel
- *    region, it runs serially on the calling thread (no nested oversubscription); OpenBLAS,
- *    where used, is set to one thread, since fastconv shares the work out around it. Results
- *    are bit-identical for every thread count on a given ISA.
+ *    region, it runs serially on the calling thread (no nested oversubscription). OpenBLAS
+ *    is set to one thread process-wide at the first plan, since fastconv shares the work out
+ *    around it, and its idle thread pool is shut down then (its spinning workers slowed every
+ *    fresh process; OpenBLAS restarts it if asked for threads later). Results are
+ *    bit-identical for every thread count on a given ISA.
  *  - Concurrency rule: one plan may be executed from many caller threads at once (pthreads,
  *    a thread pool, an OpenMP region), each on its own output and workspace (or NULL), with
  *    results identical to serial runs. Outside an OpenMP region each call starts its own team
