@@ -10,9 +10,9 @@
  * and a split step. The complex transforms are radix-2: decimation in frequency forward
  * (natural order in, bit-reversed out) and in time for the inverse (bit-reversed in,
  * natural out), so no permutation pass is needed; the split steps index through bitrev().
- * Scaling: the forward leaves X[k] doubled for 0 < k < M, the inverse multiplies by 2n, and
- * algo/fft-rows.c folds both into the kernel spectra. Compiled once per ISA (simd/vec.h);
- * contracts: fconv_fft_rows_forward_fn, fconv_fft_rows_inverse_fn in core/dispatch.h.
+ * Scaling: the forward leaves X[k] doubled for 0 < k < M, the inverse is unnormalized (n
+ * times the inverse DFT), and algo/fft-rows.c folds both into the kernel spectra. Compiled
+ * once per ISA (simd/vec.h); contracts: fconv_fft_rows_*_fn in core/dispatch.h.
  */
 #include <assert.h>
 #include <stdint.h>
