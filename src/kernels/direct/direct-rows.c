@@ -14,12 +14,6 @@
 #include "core/dispatch.h"
 #include "simd/vec.h"
 
-#if defined(__GNUC__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
-
 /* Two orders for one tap column of nk rows x nv vectors. Taps first (nk broadcasts, then
  * each input vector loaded once into a register and multiplied into all nk rows) where the
  * nk*nv accumulators, nk taps and one input fit the register file: AVX-512's 4 x 6. Else
@@ -28,15 +22,6 @@
  * channel conv2d ran 2.6 -> 3.75 ms). A preprocessor choice: GCC allocated registers
  * worse (7x7 filter 5-7% slower) with both orders in the source behind a constant test. */
 #define TAPS_FIRST (VF_LANES == 16) /* 4 x 6 + 4 + 1 of AVX-512's 32 registers */
-
-/* The input vector stays in a register for all the rows it feeds: without this GCC folds
- * its load into each of the up to four multiply-adds (2174 memory-operand FMAs in the
- * AVX-512 filter kernel), and the loads, not the FMAs, set the pace. */
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define IN_REGISTER(x) __asm__("" : "+v"(x))
-#else
-#define IN_REGISTER(x) (void)0
-#endif
 
 /* Vectors of columns per step: as many accumulators as the register file holds beside the
  * input vector and the broadcast tap. */
@@ -99,15 +84,6 @@ static ALWAYS_INLINE void rows_block(const struct rows_args *r, const int nk, co
         }
 }
 
-/* Floats (fewer than VF_LANES) before y reaches a whole vector's alignment, where the
- * streamed stores start; n when they cannot start inside the row (a short row, or y not
- * even float-aligned). */
-static size_t to_vector_alignment(const float *y, size_t n) {
-    size_t bytes = (size_t)(-(uintptr_t)y) % (VF_LANES * sizeof(float));
-    size_t head = bytes % sizeof(float) ? n : bytes / sizeof(float);
-    return head < n ? head : n;
-}
-
 /* Every column of nk rows: wide blocks, then pairs and single vectors, then the last few
  * columns. With stream (one row), a head of partial vectors first so the wide blocks store
  * aligned. The last columns, where the row is at least a vector long and y is written (not
@@ -123,7 +99,7 @@ static size_t to_vector_alignment(const float *y, size_t n) {
 static ALWAYS_INLINE void rows_all(const struct rows_args *r, const int nk, const int nv, size_t n,
                                    const int stream) {
     size_t e = 0;
-    size_t head = stream ? to_vector_alignment(r->y[0], n) : n;
+    size_t head = stream ? vf_head_to_alignment(r->y[0], n) : n;
     if (head < n) {
         if (head) rows_block(r, nk, 1, 0, head, 0); /* one partial vector */
         for (e = head; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) rows_block(r, nk, nv, e, 0, 1);
@@ -241,7 +217,7 @@ static ALWAYS_INLINE void filter_block(const struct filter_args *r, const int nr
 /* As rows_all; stream needs every row at the same alignment as the first. */
 static ALWAYS_INLINE void filter_all(const struct filter_args *r, const int nr, size_t n, const int stream) {
     size_t e = 0;
-    size_t head = stream ? to_vector_alignment(r->y[0], n) : n;
+    size_t head = stream ? vf_head_to_alignment(r->y[0], n) : n;
     if (head < n) {
         if (head) filter_block(r, nr, 1, 0, head, 0); /* one partial vector */
         for (e = head; e + (size_t)NV_FILTER * VF_LANES <= n; e += (size_t)NV_FILTER * VF_LANES)

@@ -15,18 +15,11 @@
  * once per ISA (simd/vec.h); contracts: fconv_fft_rows_*_fn in core/dispatch.h.
  */
 #include <assert.h>
-#include <stdint.h>
 
 #include "core/dispatch.h"
 #include "simd/vec.h"
 
-#if defined(__GNUC__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
-
-/* cos and sin of 2 pi k / 128 (FCONV_FFT_ROWS_MAX_N), k < 64: every twiddle of every size. */
+/* cos(2 pi k / 128) (128 = FCONV_FFT_ROWS_MAX_N), k < 64: every twiddle of every size. */
 static const float twiddle_cos[64] = {
     1.0f, 9.987954562e-01f, 9.951847267e-01f, 9.891765100e-01f,
     9.807852804e-01f, 9.700312532e-01f, 9.569403357e-01f, 9.415440652e-01f,
@@ -45,25 +38,11 @@ static const float twiddle_cos[64] = {
     -9.238795325e-01f, -9.415440652e-01f, -9.569403357e-01f, -9.700312532e-01f,
     -9.807852804e-01f, -9.891765100e-01f, -9.951847267e-01f, -9.987954562e-01f,
 };
-static const float twiddle_sin[64] = {
-    0.0f, 4.906767433e-02f, 9.801714033e-02f, 1.467304745e-01f,
-    1.950903220e-01f, 2.429801799e-01f, 2.902846773e-01f, 3.368898534e-01f,
-    3.826834324e-01f, 4.275550934e-01f, 4.713967368e-01f, 5.141027442e-01f,
-    5.555702330e-01f, 5.956993045e-01f, 6.343932842e-01f, 6.715589548e-01f,
-    7.071067812e-01f, 7.409511254e-01f, 7.730104534e-01f, 8.032075315e-01f,
-    8.314696123e-01f, 8.577286100e-01f, 8.819212643e-01f, 9.039892931e-01f,
-    9.238795325e-01f, 9.415440652e-01f, 9.569403357e-01f, 9.700312532e-01f,
-    9.807852804e-01f, 9.891765100e-01f, 9.951847267e-01f, 9.987954562e-01f,
-    1.0f, 9.987954562e-01f, 9.951847267e-01f, 9.891765100e-01f,
-    9.807852804e-01f, 9.700312532e-01f, 9.569403357e-01f, 9.415440652e-01f,
-    9.238795325e-01f, 9.039892931e-01f, 8.819212643e-01f, 8.577286100e-01f,
-    8.314696123e-01f, 8.032075315e-01f, 7.730104534e-01f, 7.409511254e-01f,
-    7.071067812e-01f, 6.715589548e-01f, 6.343932842e-01f, 5.956993045e-01f,
-    5.555702330e-01f, 5.141027442e-01f, 4.713967368e-01f, 4.275550934e-01f,
-    3.826834324e-01f, 3.368898534e-01f, 2.902846773e-01f, 2.429801799e-01f,
-    1.950903220e-01f, 1.467304745e-01f, 9.801714033e-02f, 4.906767433e-02f,
-};
 #define TWIDDLE_N FCONV_FFT_ROWS_MAX_N
+
+/* sin(2 pi k / 128) = cos(2 pi (32 - k) / 128), k < 64: the same floats a table of sines
+ * held, bit for bit. */
+static ALWAYS_INLINE float twiddle_sin(int k) { return twiddle_cos[k < 32 ? 32 - k : k - 32]; }
 
 /* Every loop over samples, slots or butterflies is unrolled completely (n is a constant in
  * each instance), so array indices, bit reversals and twiddles are constants and the arrays
@@ -75,14 +54,6 @@ static const float twiddle_sin[64] = {
 #define UNROLL
 #endif
 #define MAX_M (FCONV_FFT_ROWS_MAX_N / 2)
-
-/* Each spectrum vector feeds two multiply-adds: loaded once into a register, not folded
- * into both as a memory operand (GCC's choice, which made the loads the bottleneck). */
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define IN_REGISTER(x) __asm__("" : "+v"(x))
-#else
-#define IN_REGISTER(x) (void)0
-#endif
 
 /* Slots (complex bins) summed at once by the product loop: two accumulators each, beside
  * the two loaded spectrum vectors and two broadcast taps. */
@@ -111,7 +82,7 @@ static ALWAYS_INLINE void forward_stage(vf *re, vf *im, const int m, const int h
                 re[q] = dr;
                 im[q] = di;
             } else { /* (dr + i di)(c - i s) */
-                const vf c = vf_set1(twiddle_cos[j * step]), sn = vf_set1(twiddle_sin[j * step]);
+                const vf c = vf_set1(twiddle_cos[j * step]), sn = vf_set1(twiddle_sin(j * step));
                 re[q] = vf_fma(dr, c, vf_mul(di, sn));
                 im[q] = vf_fnma(dr, sn, vf_mul(di, c));
             }
@@ -128,7 +99,7 @@ static ALWAYS_INLINE void inverse_stage(vf *re, vf *im, const int m, const int h
             const int p = s + j, q = p + half;
             vf tr = re[q], ti = im[q];
             if (j != 0) { /* (br + i bi)(c + i s) */
-                const vf c = vf_set1(twiddle_cos[j * step]), sn = vf_set1(twiddle_sin[j * step]);
+                const vf c = vf_set1(twiddle_cos[j * step]), sn = vf_set1(twiddle_sin(j * step));
                 tr = vf_fnma(im[q], sn, vf_mul(re[q], c));
                 ti = vf_fma(re[q], sn, vf_mul(im[q], c));
             }
@@ -189,7 +160,7 @@ static ALWAYS_INLINE void forward_n(const int n, const float *ext, size_t hop, f
         const int p = bitrev(k, m), q = bitrev(m - k, m);
         const vf er = vf_add(re[p], re[q]), ei = vf_sub(im[p], im[q]);
         const vf dr = vf_sub(re[p], re[q]), di = vf_add(im[p], im[q]);
-        const vf c = vf_set1(twiddle_cos[k * step]), sn = vf_set1(twiddle_sin[k * step]);
+        const vf c = vf_set1(twiddle_cos[k * step]), sn = vf_set1(twiddle_sin(k * step));
         vf_store(spec + (size_t)(2 * k) * VF_LANES, vf_fnma(sn, dr, vf_fma(c, di, er)));
         vf_store(spec + (size_t)(2 * k + 1) * VF_LANES, vf_fnma(sn, di, vf_fnma(c, dr, ei)));
     }
@@ -243,7 +214,7 @@ static ALWAYS_INLINE void inverse_n(const int n, const float *const *spec, const
     for (int k = 1; k < m; k++) {
         const vf er = vf_add(yr[k], yr[m - k]), ei = vf_sub(yi[k], yi[m - k]);
         const vf dr = vf_sub(yr[k], yr[m - k]), di = vf_add(yi[k], yi[m - k]);
-        const vf c = vf_set1(twiddle_cos[k * step]), sn = vf_set1(twiddle_sin[k * step]);
+        const vf c = vf_set1(twiddle_cos[k * step]), sn = vf_set1(twiddle_sin(k * step));
         const int p = bitrev(k, m);
         re[p] = vf_fnma(sn, dr, vf_fnma(c, di, er));
         im[p] = vf_fnma(sn, di, vf_fma(c, dr, ei));
@@ -298,8 +269,7 @@ void FCONV_ISA_SUFFIX(fconv_fft_rows_inverse_kernel)(size_t n, const float *cons
 void FCONV_ISA_SUFFIX(fconv_fft_rows_stream_row_kernel)(float *y, const float *src, size_t n) {
     assert(y && src);
     /* plain stores up to y's first vector boundary, streamed whole vectors, plain the rest */
-    size_t head = (size_t)(-(uintptr_t)y) % (VF_LANES * sizeof(float)) / sizeof(float), e = 0;
-    if (head > n) head = n;
+    size_t head = vf_head_to_alignment(y, n), e = 0;
     for (; e < head; e++) y[e] = src[e];
     for (; e + VF_LANES <= n; e += VF_LANES) vf_stream(y + e, vf_loadu(src + e));
     vf_stream_fence();

@@ -14,11 +14,6 @@
 #include "simd/vec.h"
 #include "kernels/gemm/gemm-tile.h"
 
-#if defined(__GNUC__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
 
 /* The tile of nv vectors per row (NV or NV/2), B slivers nv*VF_LANES wide. */
 static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict a, const float *restrict b,
