@@ -1,11 +1,11 @@
 /*
- * conv2d-pointwise.c — the 1x1 conv2d as one GEMM per image and group, and that per-group
- * product with its epilogue (see the header).
- * fconv_gemm's sums do not depend on the thread count, so neither does the result.
+ * conv2d-pointwise.c — the 1x1 conv2d as one GEMM per image and group, that per-group
+ * product with its epilogue, and its packed weights (see the header).
  */
 #include "algo/conv2d-pointwise.h"
 
 #include "algo/conv2d-epilogue.h"
+#include "core/dispatch.h"
 #include "kernels/gemm/gemm.h"
 
 int fconv_conv2d_is_pointwise(const fconv_plan *plan) {
@@ -15,23 +15,58 @@ int fconv_conv2d_is_pointwise(const fconv_plan *plan) {
            d->pad_right == 0;
 }
 
+static size_t group_floats(const fconv_plan *plan, int64_t depth) {
+    return fconv_gemm_packed_a_floats(plan->kernels, (size_t)(plan->conv2d.k / plan->conv2d.groups),
+                                      (size_t)depth);
+}
+
+fconv_status fconv_conv2d_pack_weights(const fconv_plan *plan, int64_t depth, float **packed) {
+    *packed = NULL;
+    if (!plan->weights) return FCONV_OK;
+    const int64_t groups = plan->conv2d.groups, kg = plan->conv2d.k / groups;
+    const size_t per_group = group_floats(plan, depth);
+    float *p = fconv_alloc_aligned(per_group * (size_t)groups * sizeof *p);
+    if (!p)
+        return fconv_fail(FCONV_ENOMEM, "conv2d: cannot allocate %zu bytes of packed weights",
+                          per_group * (size_t)groups * sizeof *p);
+    for (int64_t g = 0; g < groups; g++)
+        fconv_gemm_pack_a(plan->kernels, (size_t)kg, (size_t)depth, plan->weights + g * kg * depth, (size_t)depth,
+                          p + (size_t)g * per_group);
+    *packed = p;
+    return FCONV_OK;
+}
+
+size_t fconv_conv2d_packed_group_bytes(const fconv_plan *plan, int64_t depth) {
+    return plan->weights ? 0 : fconv_round_up_64(group_floats(plan, depth) * sizeof(float));
+}
+
+const float *fconv_conv2d_group_weights(const fconv_plan *plan, int64_t g, int64_t depth, const float *w,
+                                        const float *packed, float *scratch) {
+    if (packed) return packed + (size_t)g * group_floats(plan, depth);
+    const int64_t kg = plan->conv2d.k / plan->conv2d.groups;
+    fconv_gemm_pack_a(plan->kernels, (size_t)kg, (size_t)depth, w + g * kg * depth, (size_t)depth, scratch);
+    return scratch;
+}
+
 void fconv_conv2d_gemm_group(const fconv_plan *plan, int64_t n, int64_t g, const float *cols, int64_t depth,
-                             int64_t pixels, const float *w, const float *bias, float *y) {
+                             int64_t pixels, const float *wg, const float *bias, float *y) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     int64_t kg = d->k / d->groups;
     int relu = d->activation == FCONV_ACTIVATION_RELU;
     float *yg = y + (n * d->k + g * kg) * pixels;
-    fconv_gemm(plan->threads, 0, 0, (size_t)kg, (size_t)pixels, (size_t)depth, w + g * kg * depth,
-               (size_t)depth, cols, (size_t)pixels, 0, yg, (size_t)pixels);
+    fconv_gemm_prepacked(plan->kernels, plan->threads, (size_t)kg, (size_t)pixels, (size_t)depth, wg, cols,
+                         (size_t)pixels, yg, (size_t)pixels);
     if (bias || relu)
         fconv_conv2d_bias_relu(plan->threads, yg, kg, pixels, bias ? bias + g * kg : NULL, relu);
 }
 
-void fconv_conv2d_pointwise(const fconv_plan *plan, const float *x, const float *w, const float *bias,
-                            float *y) {
+void fconv_conv2d_pointwise(const fconv_plan *plan, const float *x, const float *w, const float *packed,
+                            const float *bias, float *y, void *scratch) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     int64_t cg = d->c / d->groups, pixels = d->h * d->w;
-    for (int64_t n = 0; n < d->n; n++)
-        for (int64_t g = 0; g < d->groups; g++)
-            fconv_conv2d_gemm_group(plan, n, g, x + (n * d->c + g * cg) * pixels, cg, pixels, w, bias, y);
+    for (int64_t g = 0; g < d->groups; g++) {
+        const float *wg = fconv_conv2d_group_weights(plan, g, cg, w, packed, scratch);
+        for (int64_t n = 0; n < d->n; n++)
+            fconv_conv2d_gemm_group(plan, n, g, x + (n * d->c + g * cg) * pixels, cg, pixels, wg, bias, y);
+    }
 }

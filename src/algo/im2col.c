@@ -49,15 +49,17 @@ struct im2col_layout {
     size_t padded;  /* filter: the border-extended planar image, all channels */
     size_t cols;    /* the column matrix for one (image, group) or one channel */
     size_t planar;  /* filter with several channels: one channel's output before interleaving */
+    size_t weights; /* conv2d: one group's packed weights, when not given at plan time */
     size_t total;
 };
 
 static struct im2col_layout layout_of(const fconv_plan *plan) {
-    struct im2col_layout l = {0, 0, 0, 0};
+    struct im2col_layout l = {0, 0, 0, 0, 0};
     if (plan->kind == FCONV_KIND_CONV2D) {
-        if (fconv_conv2d_is_pointwise(plan)) return l;
         struct im2col_shape sh = shape_of_conv2d(plan);
-        l.total = fconv_round_up_64((size_t)(sh.c * sh.r * sh.s) * (size_t)(sh.p * sh.q) * sizeof(float));
+        if (!fconv_conv2d_is_pointwise(plan))
+            l.weights = fconv_round_up_64((size_t)(sh.c * sh.r * sh.s) * (size_t)(sh.p * sh.q) * sizeof(float));
+        l.total = l.weights + fconv_conv2d_packed_group_bytes(plan, sh.c * sh.r * sh.s);
         return l;
     }
     struct im2col_shape sh = shape_of_filter(plan);
@@ -131,18 +133,23 @@ static void lower(const fconv_plan *plan, const struct im2col_shape *sh, const f
 
 static void execute_conv2d(const fconv_plan *plan, const float *x, const float *w,
                            const float *bias, float *y, void *workspace) {
+    /* one group's packed weights, when they come at execute time (no workspace else) */
+    float *scratch = workspace ? (float *)((char *)workspace + layout_of(plan).weights) : NULL;
     if (fconv_conv2d_is_pointwise(plan)) { /* the input is the column matrix */
-        fconv_conv2d_pointwise(plan, x, w, bias, y);
+        fconv_conv2d_pointwise(plan, x, w, plan->algo_state, bias, y, scratch);
         return;
     }
     const fconv_conv2d_desc *d = &plan->conv2d;
     struct im2col_shape sh = shape_of_conv2d(plan);
+    const int64_t depth = sh.c * sh.r * sh.s;
     float *cols = workspace;
-    for (int64_t n = 0; n < d->n; n++)
-        for (int64_t g = 0; g < d->groups; g++) {
+    for (int64_t g = 0; g < d->groups; g++) {
+        const float *wg = fconv_conv2d_group_weights(plan, g, depth, w, plan->algo_state, scratch);
+        for (int64_t n = 0; n < d->n; n++) {
             lower(plan, &sh, x + (n * d->c + g * sh.c) * sh.h * sh.w, cols, 0);
-            fconv_conv2d_gemm_group(plan, n, g, cols, sh.c * sh.r * sh.s, sh.p * sh.q, w, bias, y);
+            fconv_conv2d_gemm_group(plan, n, g, cols, depth, sh.p * sh.q, wg, bias, y);
         }
+    }
 }
 
 /* ---- filter2d / conv1d ------------------------------------------------------------------- */
@@ -218,6 +225,21 @@ static double im2col_cost(const fconv_plan *plan) {
                        fconv_gemm_seconds(1.0, pixels, depth, plan->threads));
 }
 
+/* Plan-time conv2d weights packed once for the GEMM (conv2d-pointwise.h). */
+static fconv_status im2col_prepare(fconv_plan *plan) {
+    if (plan->kind != FCONV_KIND_CONV2D) return FCONV_OK;
+    struct im2col_shape sh = shape_of_conv2d(plan);
+    float *packed;
+    fconv_status st = fconv_conv2d_pack_weights(plan, sh.c * sh.r * sh.s, &packed);
+    plan->algo_state = packed;
+    return st;
+}
+
+static void im2col_release(fconv_plan *plan) {
+    fconv_free_aligned(plan->algo_state);
+    plan->algo_state = NULL;
+}
+
 static void im2col_execute(const fconv_plan *plan, const float *x, const float *w,
                            const float *bias, float *y, void *workspace) {
     if (plan->kind == FCONV_KIND_CONV2D)
@@ -235,5 +257,7 @@ const struct fconv_algorithm fconv_algorithm_im2col = {
     .supports = im2col_supports,
     .workspace = im2col_workspace,
     .cost = im2col_cost,
+    .prepare = im2col_prepare,
+    .release = im2col_release,
     .execute = im2col_execute,
 };

@@ -117,7 +117,10 @@ struct mec_layout {
 
 static struct mec_layout layout_of(const fconv_plan *plan) {
     struct mec_layout l = {0, 0, 0, 0, 0};
-    if (fconv_conv2d_is_pointwise(plan)) return l;
+    if (fconv_conv2d_is_pointwise(plan)) { /* im2col's GEMM: one group's packed weights */
+        l.total = fconv_conv2d_packed_group_bytes(plan, plan->conv2d.c / plan->conv2d.groups);
+        return l;
+    }
     struct mec_shape m = shape_of(plan);
     size_t at = 0;
     if (plan->kind != FCONV_KIND_CONV2D) at += fconv_round_up_64(fconv_filter_padded_bytes(plan));
@@ -317,6 +320,12 @@ static fconv_status mec_supports(const fconv_plan *plan, char *why, size_t why_l
 static size_t mec_workspace(const fconv_plan *plan) { return layout_of(plan).total; }
 
 static fconv_status mec_prepare(fconv_plan *plan) {
+    if (fconv_conv2d_is_pointwise(plan)) { /* im2col's GEMM, with its packed weights */
+        float *packed;
+        fconv_status st = fconv_conv2d_pack_weights(plan, plan->conv2d.c / plan->conv2d.groups, &packed);
+        plan->algo_state = packed;
+        return st;
+    }
     if (!plan->weights || !needs_weight_transform(plan)) return FCONV_OK;
     float *t = malloc((size_t)plan->w_elems * sizeof *t);
     if (!t)
@@ -333,7 +342,10 @@ static fconv_status mec_prepare(fconv_plan *plan) {
 }
 
 static void mec_release(fconv_plan *plan) {
-    free(plan->algo_state);
+    if (fconv_conv2d_is_pointwise(plan))
+        fconv_free_aligned(plan->algo_state);
+    else
+        free(plan->algo_state);
     plan->algo_state = NULL;
 }
 
@@ -381,7 +393,7 @@ static double mec_cost(const fconv_plan *plan) {
 static void mec_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias,
                         float *y, void *workspace) {
     if (fconv_conv2d_is_pointwise(plan)) {
-        fconv_conv2d_pointwise(plan, x, w, bias, y);
+        fconv_conv2d_pointwise(plan, x, w, plan->algo_state, bias, y, workspace);
         return;
     }
     struct mec_layout l = layout_of(plan);

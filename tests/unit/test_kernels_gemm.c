@@ -48,6 +48,17 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
            kern->name, m, n, k);
     CHECKF(memcmp(c1, c3, sizeof(float) * m * ldc) == 0, "%s m=%zu n=%zu k=%zu: 1 and 3 threads differ",
            kern->name, m, n, k);
+    if (!ta && !tb && !accumulate) { /* A packed beforehand: the same bits, for any thread count */
+        float *ap = fconv_alloc_aligned(sizeof(float) * (fconv_gemm_packed_a_floats(kern, m, k) + 1));
+        fconv_gemm_pack_a(kern, m, k, a, lda, ap);
+        for (int threads = 1; threads <= 3; threads += 2) {
+            memcpy(c2, c0, sizeof(float) * m * ldc);
+            fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, c2, ldc);
+            CHECKF(memcmp(c1, c2, sizeof(float) * m * ldc) == 0,
+                   "%s m=%zu n=%zu k=%zu: prepacked A on %d threads differs", kern->name, m, n, k, threads);
+        }
+        fconv_free_aligned(ap);
+    }
     int bad = 0;
     for (size_t i = 0; i < m && !bad; i++) {
         for (size_t j = 0; j < ldc && !bad; j++) {
@@ -99,7 +110,7 @@ static void check_ukernel(const struct fconv_kernels *kern, int half) {
                     }
                     test_fill_random(c0, (MR + 1) * ldc);
                     memcpy(c, c0, sizeof(float) * (MR + 1) * ldc);
-                    fn(k, a, b, c, ldc, acc, mr, nr);
+                    fn(k, a, b, width, c, ldc, acc, mr, nr);
                     for (size_t i = 0; i <= MR; i++)
                         for (size_t j = 0; j < ldc; j++) {
                             if (i >= mr || j >= nr) {
@@ -179,6 +190,8 @@ static void test_gemm_all_isas(void) {
         check_gemm(kern, 13, 37, 330, 1, 0, 1);  /* two k steps (k > KC_MAX 320), transposed A */
         check_gemm(kern, 8, 20, 320, 0, 0, 0);   /* k = KC_MAX: one step */
         check_gemm(kern, 300, 9, 70, 0, 0, 1);   /* several row blocks, one narrow column block */
+        check_gemm(kern, 64, 49, 700, 0, 0, 0);  /* 32 + 16 + 1 columns, 3 k steps */
+        check_gemm(kern, 24, 196, 1024, 0, 0, 0); /* row groups, not column blocks */
         check_gemm(kern, 29, 41, 17, 0, 1, 0);   /* transposed B */
         check_gemm(kern, 5, 6, 7, 1, 1, 1);
         check_gemm(kern, 3, 4, 0, 0, 0, 0);      /* k = 0: C = 0 */

@@ -21,8 +21,14 @@
 #define KC_MAX (KC + KC / 4)
 #define NC 512
 #define MC 144
-/* The fewest columns a job is cut to before jobs are cut by rows instead. */
+/* Packing one element of B (or of A) costs about as long as multiplying it into this many
+ * rows (columns) of C: 0.11 ns per element copied against 8.6 ps per multiply-add lane
+ * (Zen 4, one thread); the job grid weighs the packing each cut repeats with it. */
+#define PACK_COST_ROWS 13
+/* The fewest columns a job is cut to. */
 #define MIN_JOB_COLS 64
+/* Edge slivers at most this wide go to the few-column kernel (its limit, core/dispatch.h). */
+#define FEW_COLS 8
 
 static _Thread_local _Alignas(64) float pack_a[MC * KC_MAX];
 static _Thread_local _Alignas(64) float pack_b[NC * KC_MAX];
@@ -35,6 +41,7 @@ struct packed_ctx {
     size_t nb, n_blocks;    /* job grid: NB-column blocks (multiple of NR) x row groups */
     size_t job_rows;        /* rows per group, a multiple of MR */
     const float *a, *b;
+    const float *a_packed;  /* all of A packed by fconv_gemm_pack_a, or NULL */
     float *c;
 };
 
@@ -81,6 +88,38 @@ static void pack_b_block(const struct packed_ctx *g, size_t p0, size_t kc, size_
     }
 }
 
+/* One MR-row sliver of A times one B sliver into C. A partial sliver is C's last (jobs and
+ * chunks start at multiples of NR, so which columns land in it depends on n alone, and so
+ * does the kernel each column meets): it goes in pieces to the narrowest kernel that
+ * holds them, the half-width tile for up to NR/2 columns and the few-column kernel for up
+ * to FEW_COLS (49 columns were 32 + a whole tile of 32 for 17, 31% of the multiply-adds
+ * thrown away; now 32 + 16 + 1). */
+static void sliver_product(const struct packed_ctx *g, size_t kc, const float *a, const float *b, int acc,
+                           size_t live_m, size_t live_n, float *c) {
+    const size_t nr = g->kern->gemm_nr, ldc = g->ldc;
+    if (live_n > nr - nr / 4) {
+        g->kern->gemm_ukernel(kc, a, b, nr, c, ldc, acc, live_m, live_n);
+        return;
+    }
+    for (size_t j = 0; j < live_n;) {
+        const size_t rest = live_n - j;
+        if (rest > FEW_COLS) {
+            const size_t piece = rest < nr / 2 ? rest : nr / 2;
+            g->kern->gemm_ukernel_half(kc, a, b + j, nr, c + j, ldc, acc, live_m, piece);
+            j += piece;
+            continue;
+        }
+        /* the few-column kernel stores its sums; accumulating, they go through a tile */
+        float tile[FCONV_GEMM_MR_MAX * FEW_COLS];
+        float *to = acc ? tile : c + j;
+        const size_t ldt = acc ? rest : ldc;
+        g->kern->gemm_ukernel_cols(kc, a, b + j, nr, to, ldt, live_m, rest, rest);
+        for (size_t i = 0; acc && i < live_m; i++)
+            for (size_t q = 0; q < rest; q++) c[i * ldc + j + q] += tile[i * rest + q];
+        j = live_n;
+    }
+}
+
 static void packed_job(const void *vctx, size_t job) {
     const struct packed_ctx *g = vctx;
     const size_t mr = g->kern->gemm_mr, nr = g->kern->gemm_nr;
@@ -97,7 +136,7 @@ static void packed_job(const void *vctx, size_t job) {
      * the column chunks then share one packing instead of each packing it again. Slivers of
      * k step p0 start at p0 * padded_rows, as in one block per step. */
     const size_t padded_rows = (job_rows + mr - 1) / mr * mr;
-    const int a_whole = chunks > 1 && padded_rows * g->k <= MC * KC_MAX;
+    const int a_whole = !g->a_packed && chunks > 1 && padded_rows * g->k <= MC * KC_MAX;
     for (size_t p0 = 0; a_whole && p0 < g->k; p0 += g->kc) {
         const size_t kc = g->k - p0 < g->kc ? g->k - p0 : g->kc;
         pack_a_block(g, i_begin, job_rows, p0, kc, pack_a + p0 * padded_rows);
@@ -107,20 +146,36 @@ static void packed_job(const void *vctx, size_t job) {
         for (size_t p0 = 0; p0 < g->k; p0 += g->kc) {
             const size_t kc = g->k - p0 < g->kc ? g->k - p0 : g->kc;
             const int acc = p0 > 0 || g->accumulate;
-            pack_b_block(g, p0, kc, j0 + jc, cols);
+            /* Untransposed B is packed by its first row block, a sliver at a time (the
+             * whole ones by the micro-kernel as it multiplies them) */
+            const int pack_later = !g->trans_b;
+            if (!pack_later) pack_b_block(g, p0, kc, j0 + jc, cols);
             for (size_t i0 = i_begin; i0 < i_begin + job_rows; i0 += mc) {
                 const size_t rows = i_begin + job_rows - i0 < mc ? i_begin + job_rows - i0 : mc;
                 const float *a_block = pack_a + p0 * padded_rows + (i0 - i_begin) * kc;
-                if (!a_whole) {
+                if (g->a_packed) {
+                    a_block = g->a_packed + p0 * ((g->m + mr - 1) / mr * mr) + i0 * kc;
+                } else if (!a_whole) {
                     pack_a_block(g, i0, rows, p0, kc, pack_a);
                     a_block = pack_a;
                 }
                 for (size_t js = 0; js < cols; js += nr) {
                     const size_t live_n = cols - js < nr ? cols - js : nr;
-                    float *c = g->c + i0 * g->ldc + j0 + jc + js;
-                    for (size_t is = 0; is < rows; is += mr)
-                        g->kern->gemm_ukernel(kc, a_block + is * kc, pack_b + js * kc, c + is * g->ldc,
-                                              g->ldc, acc, rows - is < mr ? rows - is : mr, live_n);
+                    size_t is = 0;
+                    if (pack_later && i0 == i_begin) {
+                        const float *src = g->b + p0 * g->ldb + j0 + jc + js;
+                        if (live_n < nr) {
+                            g->kern->gemm_pack_b(kc, live_n, src, g->ldb, pack_b + js * kc);
+                        } else {
+                            g->kern->gemm_ukernel_pack(kc, a_block, src, g->ldb, pack_b + js * kc,
+                                                       g->c + i0 * g->ldc + j0 + jc + js, g->ldc, acc,
+                                                       rows < mr ? rows : mr);
+                            is = mr;
+                        }
+                    }
+                    for (; is < rows; is += mr)
+                        sliver_product(g, kc, a_block + is * kc, pack_b + js * kc, acc, rows - is < mr ? rows - is : mr,
+                                       live_n, g->c + (i0 + is) * g->ldc + j0 + jc + js);
                 }
             }
         }
@@ -135,28 +190,79 @@ static size_t k_step(size_t k) {
     return (kc + 7) / 8 * 8;
 }
 
+/* The largest job of a grid of n_blocks column blocks by `groups` row groups, in units of
+ * one row x column x k multiply-add lane: its padded tile plus the packing it repeats (B
+ * once per row group, A once per column chunk unless packed beforehand). */
+static double job_cost(size_t m, size_t n, size_t k, size_t mr, size_t nr, size_t n_blocks, size_t groups,
+                       int a_packed) {
+    const size_t nb = ((n + n_blocks - 1) / n_blocks + nr - 1) / nr * nr;
+    const size_t rows = ((m + groups - 1) / groups + mr - 1) / mr * mr;
+    const size_t cols = nb < n ? nb : (n + 7) / 8 * 8; /* the last sliver is cut to 8 or 16 */
+    const double chunks = a_packed ? 0.0 : (double)((cols + NC - 1) / NC);
+    return (double)k * ((double)rows * (double)cols + PACK_COST_ROWS * ((double)cols + chunks * (double)rows));
+}
+
+static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a, int trans_b, size_t m, size_t n,
+                     size_t k, const float *a, size_t lda, const float *a_packed, const float *b, size_t ldb,
+                     int accumulate, float *c, size_t ldc) {
+    /* The job grid with the smallest largest job, at most one job per thread: columns
+     * blocks of at least MIN_JOB_COLS (each packs only its own B columns), row groups where
+     * the columns run out or would split unevenly (1 x 196 columns cut in two was 128 + 68;
+     * 512 rows cut in two are 256 + 256), ties to columns. */
+    const size_t nr = kern->gemm_nr, mr = kern->gemm_mr, t = threads > 1 ? (size_t)threads : 1;
+    size_t n_blocks = 1, groups = 1;
+    double best = -1.0;
+    for (size_t nbk = 1; nbk <= t; nbk++) {
+        if (nbk > 1 && n / nbk < MIN_JOB_COLS) break;
+        const size_t gr = t / nbk;
+        const double cost = job_cost(m, n, k, mr, nr, nbk, gr, a_packed != NULL);
+        if (best < 0.0 || cost <= best) best = cost, n_blocks = nbk, groups = gr;
+    }
+    const size_t nb = ((n + n_blocks - 1) / n_blocks + nr - 1) / nr * nr;
+    n_blocks = (n + nb - 1) / nb;
+    const size_t job_rows = ((m + groups - 1) / groups + mr - 1) / mr * mr;
+    const size_t m_groups = (m + job_rows - 1) / job_rows;
+    struct packed_ctx g = {kern, trans_a, trans_b, accumulate, m, n, k, lda, ldb, ldc,
+                           k_step(k), nb, n_blocks, job_rows, a, b, a_packed, c};
+    fconv_parallel_1d(threads, m_groups * n_blocks, packed_job, &g);
+}
+
+static void zero_c(size_t m, size_t n, int accumulate, float *c, size_t ldc) {
+    if (!accumulate) /* C = 0 (or unchanged), as BLAS does with beta */
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < n; j++) c[i * ldc + j] = 0.0f;
+}
+
 void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_a, int trans_b, size_t m,
                        size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb,
                        int accumulate, float *c, size_t ldc) {
     if (m == 0 || n == 0) return;
-    if (k == 0) { /* C = 0 (or unchanged), as BLAS does with beta */
-        if (!accumulate)
-            for (size_t i = 0; i < m; i++)
-                for (size_t j = 0; j < n; j++) c[i * ldc + j] = 0.0f;
+    if (k == 0) {
+        zero_c(m, n, accumulate, c, ldc);
         return;
     }
-    /* One job per thread, cut by columns while each keeps at least MIN_JOB_COLS of them
-     * (every job packs its own B columns once; cut by rows, each would pack all of B), then
-     * by rows. */
-    const size_t nr = kern->gemm_nr, mr = kern->gemm_mr, t = threads > 1 ? (size_t)threads : 1;
-    size_t n_blocks = n / MIN_JOB_COLS < t ? n / MIN_JOB_COLS : t;
-    if (n_blocks == 0) n_blocks = 1;
-    size_t nb = ((n + n_blocks - 1) / n_blocks + nr - 1) / nr * nr;
-    n_blocks = (n + nb - 1) / nb;
-    const size_t groups = (t + n_blocks - 1) / n_blocks;
-    const size_t job_rows = ((m + groups - 1) / groups + mr - 1) / mr * mr;
-    const size_t m_groups = (m + job_rows - 1) / job_rows;
-    struct packed_ctx g = {kern, trans_a, trans_b, accumulate, m, n, k, lda, ldb, ldc,
-                           k_step(k), nb, n_blocks, job_rows, a, b, c};
-    fconv_parallel_1d(threads, m_groups * n_blocks, packed_job, &g);
+    run_jobs(kern, threads, trans_a, trans_b, m, n, k, a, lda, NULL, b, ldb, accumulate, c, ldc);
+}
+
+size_t fconv_gemm_packed_a_floats(const struct fconv_kernels *kern, size_t m, size_t k) {
+    return (m + kern->gemm_mr - 1) / kern->gemm_mr * kern->gemm_mr * k;
+}
+
+void fconv_gemm_pack_a(const struct fconv_kernels *kern, size_t m, size_t k, const float *a, size_t lda,
+                       float *packed) {
+    /* The layout packed_job reads: k step p0's slivers at p0 * (m rounded up to MR). */
+    const size_t padded = (m + kern->gemm_mr - 1) / kern->gemm_mr * kern->gemm_mr, step = k_step(k);
+    struct packed_ctx g = {.kern = kern, .m = m, .k = k, .lda = lda, .a = a};
+    for (size_t p0 = 0; p0 < k; p0 += step)
+        pack_a_block(&g, 0, m, p0, k - p0 < step ? k - p0 : step, packed + p0 * padded);
+}
+
+void fconv_gemm_prepacked(const struct fconv_kernels *kern, int threads, size_t m, size_t n, size_t k,
+                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc) {
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+        zero_c(m, n, 0, c, ldc);
+        return;
+    }
+    run_jobs(kern, threads, 0, 0, m, n, k, NULL, 0, a_packed, b, ldb, 0, c, ldc);
 }

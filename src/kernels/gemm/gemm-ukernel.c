@@ -1,8 +1,8 @@
 /*
  * gemm-ukernel.c — the GEMM micro-kernel: an MR x NR tile of C accumulated in registers from
  * packed panels of A (MR rows, k-major) and B (NR columns, k-major), one broadcast of A and
- * NR/VF_LANES loads of B per k step. MR x NR is 6 x 16 on AVX2 (12 accumulators), 6 x 32 on
- * AVX-512, 4 x 4 scalar. Also its half-width twin, MR x NR/2 from NR/2-wide B slivers, for
+ * NR/VF_LANES loads of B per k step. MR x NR is 6 x 16 on AVX2 (12 accumulators), 8 x 32 on
+ * AVX-512 (16), 4 x 4 scalar. Also its half-width twin, MR x NR/2 from NR/2-wide B slivers, for
  * products too narrow for a whole sliver (Winograd's 16-tile blocks on AVX-512: padded to
  * 32 columns, half the multiply-adds were thrown away), and a kernel for a handful of
  * columns (a block's last few tiles). Compiled once per ISA (simd/vec.h); contracts:
@@ -15,17 +15,22 @@
 #include "kernels/gemm/gemm-tile.h"
 
 
-/* The tile of nv vectors per row (NV or NV/2), B slivers nv*VF_LANES wide. */
+/* The tile of nv vectors per row (NV or NV/2) from B rows ldb floats apart, each B row
+ * also stored to pack_to (a packed sliver) where that is not NULL. */
 static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict a, const float *restrict b,
-                                  float *restrict c, size_t ldc, int accumulate, size_t mr, size_t nr) {
+                                  size_t ldb, float *restrict pack_to, float *restrict c, size_t ldc,
+                                  int accumulate, size_t mr, size_t nr) {
     const size_t width = (size_t)nv * VF_LANES;
-    assert(a && b && c && mr >= 1 && mr <= MR && nr >= 1 && nr <= width);
+    assert(a && b && c && mr >= 1 && mr <= MR && nr >= 1 && nr <= width && ldb >= width && ldb % VF_LANES == 0);
     vf acc[MR][NV];
     for (int i = 0; i < MR; i++)
         for (int v = 0; v < nv; v++) acc[i][v] = vf_zero();
     for (size_t p = 0; p < k; p++) {
         vf bv[NV];
-        for (int v = 0; v < nv; v++) bv[v] = vf_load(b + p * width + (size_t)v * VF_LANES);
+        for (int v = 0; v < nv; v++) {
+            bv[v] = vf_loadu(b + p * ldb + (size_t)v * VF_LANES);
+            if (pack_to) vf_store(pack_to + p * width + (size_t)v * VF_LANES, bv[v]);
+        }
         for (int i = 0; i < MR; i++) {
             vf av = vf_set1(a[p * MR + (size_t)i]);
             for (int v = 0; v < nv; v++) acc[i][v] = vf_fma(av, bv[v], acc[i][v]);
@@ -49,15 +54,24 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
 }
 
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel)(size_t k, const float *restrict a, const float *restrict b,
-                                          float *restrict c, size_t ldc, int accumulate, size_t mr,
-                                          size_t nr) {
-    ukernel(NV, k, a, b, c, ldc, accumulate, mr, nr);
+                                          size_t ldb, float *restrict c, size_t ldc, int accumulate,
+                                          size_t mr, size_t nr) {
+    ukernel(NV, k, a, b, ldb, NULL, c, ldc, accumulate, mr, nr);
+}
+
+/* The whole-width tile reading B where it lies (any ldb, any alignment) and packing it on
+ * the way: the first A sliver against a B sliver packs it for the others, no pass of its
+ * own (packing B first cost 9% of a 64 x 3136 x 256 product). */
+void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_pack)(size_t k, const float *restrict a, const float *restrict b,
+                                               size_t ldb, float *restrict packed_b, float *restrict c,
+                                               size_t ldc, int accumulate, size_t mr) {
+    ukernel(NV, k, a, b, ldb, packed_b, c, ldc, accumulate, mr, NR);
 }
 
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half)(size_t k, const float *restrict a, const float *restrict b,
-                                               float *restrict c, size_t ldc, int accumulate, size_t mr,
-                                               size_t nr) {
-    ukernel(NV / 2, k, a, b, c, ldc, accumulate, mr, nr);
+                                               size_t ldb, float *restrict c, size_t ldc, int accumulate,
+                                               size_t mr, size_t nr) {
+    ukernel(NV / 2, k, a, b, ldb, NULL, c, ldc, accumulate, mr, nr);
 }
 
 /* A few columns: each of the nc (<= COLS_MAX) accumulators holds the MR rows of one column

@@ -37,4 +37,16 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
                        size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb,
                        int accumulate, float *c, size_t ldc);
 
+/* A matrix packed once for many products (a convolution's weights, at plan time):
+ * fconv_gemm_pack_a writes the m x k row-major a (leading dimension lda) into `packed`,
+ * fconv_gemm_packed_a_floats(kern, m, k) floats (64-byte aligned, caller's), in the
+ * micro-kernel's panels of that ISA table; fconv_gemm_prepacked then computes
+ * C = A B (m x n, no accumulate) from it as fconv_gemm_packed would, bit for bit, without
+ * packing A again. */
+size_t fconv_gemm_packed_a_floats(const struct fconv_kernels *kern, size_t m, size_t k);
+void fconv_gemm_pack_a(const struct fconv_kernels *kern, size_t m, size_t k, const float *a, size_t lda,
+                       float *packed);
+void fconv_gemm_prepacked(const struct fconv_kernels *kern, int threads, size_t m, size_t n, size_t k,
+                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc);
+
 #endif
