@@ -200,7 +200,8 @@ static size_t im2col_workspace(const fconv_plan *plan) { return layout_of(plan).
  * Seconds, fitted to CPU-time measurements on the 2-core Zen 5 VM (OpenBLAS 0.3.21 on one
  * thread; predicted within ~20% on ResNet layers, e.g. 64x56x56 with 64 3x3 filters: 3.3 ms
  * measured, filter2d 1024x1024 7x7: 45 ms):
- *  - GEMM: fconv_gemm_seconds (kernels/gemm/gemm.h);
+ *  - GEMM: conv2d's with packed weights fconv_gemm_prepacked_seconds, filters'
+ *    fconv_gemm_seconds (kernels/gemm/gemm.h);
  *  - memory passes (lowering, padding, epilogue, interleave): fconv_stream_seconds.
  */
 
@@ -214,7 +215,8 @@ static double im2col_cost(const fconv_plan *plan) {
         double lowering =
             fconv_conv2d_is_pointwise(plan) ? 0.0 : fconv_stream_seconds(4.0 * depth * pixels) / t;
         double epilogue = d->has_bias || d->activation ? fconv_stream_seconds(8.0 * kg * pixels) / t : 0.0;
-        return blocks * (lowering + fconv_gemm_seconds(kg, pixels, depth, plan->threads) + epilogue);
+        double gemm = fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, plan->threads);
+        return blocks * (lowering + gemm + epilogue);
     }
     struct im2col_shape sh = shape_of_filter(plan);
     double depth = (double)(sh.r * sh.s), pixels = (double)(sh.p * sh.q);

@@ -1,22 +1,27 @@
 /*
  * gemm-packed.c — fconv_gemm on fastconv's own micro-kernel (gemm-ukernel.c, dispatched per
- * ISA), in the BLIS loop order: C is cut into one job per thread, by columns first (a job
- * packs only its own columns of B) and by rows only where the columns run out; a job walks
- * its columns in chunks of at most NC and k in KC steps, packs that B block once into
- * NR-column slivers (kept in L2 while every A sliver of every row block passes over it),
- * packs MC rows of A at a time into MR-row slivers, and runs the micro-kernel with one B
- * sliver in L1 against each A sliver.
+ * ISA), in the BLIS loop order: C is cut into at most one job per thread (column blocks x
+ * row groups, the grid whose largest job, packing included, is smallest); a job walks its
+ * columns in chunks of at most NC and k in KC steps, packs that B block into NR-column
+ * slivers on its first row block (whole slivers by the micro-kernel as it first multiplies
+ * them; they stay in L2 while every A sliver of every row block passes over them), packs
+ * MC rows of A at a time into MR-row slivers unless A came packed (fconv_gemm_prepacked),
+ * and runs the micro-kernel with one B sliver in L1 against each A sliver.
  *
  * Every element of C is summed in the same order however C is cut (KC depends on k alone,
- * and the micro-kernel adds p in order), so the job grid can follow the thread count while
- * results stay bit-identical for any count.
+ * jobs and chunks start at multiples of NR, and the whole, half-width and packing tiles add
+ * p in order alike; only C's last, partial sliver takes other kernels, the same for any
+ * cut), so the job grid can follow the thread count while results stay bit-identical for
+ * any count.
  */
+#include <math.h>
+
 #include "core/dispatch.h"
 #include "core/parallel.h"
 #include "kernels/gemm/gemm.h"
 
 /* KC x NC of B (512 KiB) sits in L2 and a KC x NR sliver (16 KiB on AVX2) in L1; MC x KC of A
- * (144 KiB) streams from L2. All are multiples of every MR (4, 6) and NR (4, 16, 32). */
+ * (144 KiB) streams from L2. All are multiples of every MR (4, 6, 8) and NR (4, 16, 32). */
 #define KC 256
 #define KC_MAX (KC + KC / 4)
 #define NC 512
@@ -242,6 +247,21 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
         return;
     }
     run_jobs(kern, threads, trans_a, trans_b, m, n, k, a, lda, NULL, b, ldb, accumulate, c, ldc);
+}
+
+/*
+ * Measured with A packed (bench/gemm_bench.c, one thread, best of 15; docs/kernels.md): the
+ * 8 x 32 AVX-512 tile at 104-113 GFLOP/s on the Zen 4 VM across the ResNet-50 1x1 shapes
+ * and the stem's 64 x 12544 x 147 (98), the 6 x 16 AVX2 one at ~80 on the Zen 5 VM; rows
+ * padded to MR, C's last columns to 8, the largest job of the thread grid (even shares,
+ * near enough), and 2 us per call (the threads' start and end).
+ */
+double fconv_gemm_prepacked_seconds(const struct fconv_kernels *kern, double m, double n, double k, int threads) {
+    const double mr = (double)kern->gemm_mr, rate = kern->isa >= FCONV_ISA_AVX512 ? 106e9
+                                                   : kern->isa >= FCONV_ISA_AVX2  ? 80e9
+                                                                                  : 6e9;
+    const double rows = ceil(m / mr) * mr, cols = ceil(n / 8.0) * 8.0;
+    return 2.0 * rows * cols * k / rate / (threads > 1 ? threads : 1) + 2e-6;
 }
 
 size_t fconv_gemm_packed_a_floats(const struct fconv_kernels *kern, size_t m, size_t k) {

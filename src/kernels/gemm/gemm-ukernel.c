@@ -21,7 +21,8 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
                                   size_t ldb, float *restrict pack_to, float *restrict c, size_t ldc,
                                   int accumulate, size_t mr, size_t nr) {
     const size_t width = (size_t)nv * VF_LANES;
-    assert(a && b && c && mr >= 1 && mr <= MR && nr >= 1 && nr <= width && ldb >= width && ldb % VF_LANES == 0);
+    assert(a && b && c && mr >= 1 && mr <= MR && nr >= 1 && nr <= width && ldb >= width &&
+           (pack_to || ldb % VF_LANES == 0));
     vf acc[MR][NV];
     for (int i = 0; i < MR; i++)
         for (int v = 0; v < nv; v++) acc[i][v] = vf_zero();
