@@ -16,6 +16,7 @@
  */
 #include <math.h>
 
+#include "core/cost-model.h"
 #include "core/dispatch.h"
 #include "core/parallel.h"
 #include "kernels/gemm/gemm.h"
@@ -254,14 +255,16 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
  * 8 x 32 AVX-512 tile at 104-113 GFLOP/s on the Zen 4 VM across the ResNet-50 1x1 shapes
  * and the stem's 64 x 12544 x 147 (98), the 6 x 16 AVX2 one at ~80 on the Zen 5 VM; rows
  * padded to MR, C's last columns to 8, the largest job of the thread grid (even shares,
- * near enough), and 2 us per call (the threads' start and end).
+ * near enough), C written once at the rate of a copy (what short products are made of:
+ * VGG-16's 3 -> 64 layer through im2col, k = 27, writes 12.8 MB of C in 2 ms), and 2 us
+ * per call (the threads' start and end).
  */
 double fconv_gemm_prepacked_seconds(const struct fconv_kernels *kern, double m, double n, double k, int threads) {
     const double mr = (double)kern->gemm_mr, rate = kern->isa >= FCONV_ISA_AVX512 ? 106e9
                                                    : kern->isa >= FCONV_ISA_AVX2  ? 80e9
                                                                                   : 6e9;
     const double rows = ceil(m / mr) * mr, cols = ceil(n / 8.0) * 8.0;
-    return 2.0 * rows * cols * k / rate / (threads > 1 ? threads : 1) + 2e-6;
+    return (2.0 * rows * cols * k / rate + fconv_stream_seconds(4.0 * m * n)) / (threads > 1 ? threads : 1) + 2e-6;
 }
 
 size_t fconv_gemm_packed_a_floats(const struct fconv_kernels *kern, size_t m, size_t k) {
