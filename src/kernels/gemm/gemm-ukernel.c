@@ -24,22 +24,22 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
     assert(a && b && c && mr >= 1 && mr <= MR && nr >= 1 && nr <= width && ldb >= width &&
            (pack_to || ldb % VF_LANES == 0));
     vf acc[MR][NV];
-    for (int i = 0; i < MR; i++)
-        for (int v = 0; v < nv; v++) acc[i][v] = vf_zero();
+    UNROLLED (int i = 0; i < MR; i++)
+        UNROLLED (int v = 0; v < nv; v++) acc[i][v] = vf_zero();
     for (size_t p = 0; p < k; p++) {
         vf bv[NV];
-        for (int v = 0; v < nv; v++) {
+        UNROLLED (int v = 0; v < nv; v++) {
             bv[v] = vf_loadu(b + p * ldb + (size_t)v * VF_LANES);
             if (pack_to) vf_store(pack_to + p * width + (size_t)v * VF_LANES, bv[v]);
         }
-        for (int i = 0; i < MR; i++) {
+        UNROLLED (int i = 0; i < MR; i++) {
             vf av = vf_set1(a[p * MR + (size_t)i]);
-            for (int v = 0; v < nv; v++) acc[i][v] = vf_fma(av, bv[v], acc[i][v]);
+            UNROLLED (int v = 0; v < nv; v++) acc[i][v] = vf_fma(av, bv[v], acc[i][v]);
         }
     }
     if (mr == MR && nr == width) { /* full tile: straight to C */
-        for (int i = 0; i < MR; i++)
-            for (int v = 0; v < nv; v++) {
+        UNROLLED (int i = 0; i < MR; i++)
+            UNROLLED (int v = 0; v < nv; v++) {
                 float *ci = c + (size_t)i * ldc + (size_t)v * VF_LANES;
                 vf_storeu(ci, accumulate ? vf_add(vf_loadu(ci), acc[i][v]) : acc[i][v]);
             }
@@ -47,8 +47,8 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
     }
     /* An edge tile: the packed panels are zero-padded, so compute all, store what exists. */
     float tile[MR * NR];
-    for (int i = 0; i < MR; i++)
-        for (int v = 0; v < nv; v++) vf_storeu(tile + (size_t)i * width + (size_t)v * VF_LANES, acc[i][v]);
+    UNROLLED (int i = 0; i < MR; i++)
+        UNROLLED (int v = 0; v < nv; v++) vf_storeu(tile + (size_t)i * width + (size_t)v * VF_LANES, acc[i][v]);
     for (size_t i = 0; i < mr; i++)
         for (size_t j = 0; j < nr; j++)
             c[i * ldc + j] = accumulate ? c[i * ldc + j] + tile[i * width + j] : tile[i * width + j];

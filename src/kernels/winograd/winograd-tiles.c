@@ -13,12 +13,6 @@
 #include "core/dispatch.h"
 #include "simd/vec.h"
 
-#if defined(__GNUC__)
-#define UNROLLED _Pragma("GCC unroll 8") for
-#else
-#define UNROLLED for
-#endif
-
 static inline vf k(float c) { return vf_set1(c); }
 
 /* ---- the 1D transforms: o = B^T d and o = A^T d for one column of tile vectors ---------------
