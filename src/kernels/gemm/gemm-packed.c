@@ -44,8 +44,8 @@ struct packed_ctx {
     int trans_a, trans_b, accumulate;
     size_t m, n, k, lda, ldb, ldc;
     size_t kc;              /* the k step: k alone decides it (see the file comment) */
-    size_t nb, n_blocks;    /* job grid: NB-column blocks (multiple of NR) x row groups */
-    size_t job_rows;        /* rows per group, a multiple of MR */
+    size_t n_blocks;        /* job grid: column blocks (NR-column slivers shared evenly) x */
+    size_t m_groups;        /* row groups (MR-row slivers shared evenly) */
     const float *a, *b;
     const float *a_packed;  /* all of A packed by fconv_gemm_pack_a, or NULL */
     float *c;
@@ -126,12 +126,21 @@ static void sliver_product(const struct packed_ctx *g, size_t kc, const float *a
     }
 }
 
+/* Part `part` of `parts` of [0, len) cut at multiples of `unit`, the units shared evenly:
+ * its start and length (784 columns in two are 384 + 400, not 416 + 368). */
+static void share(size_t len, size_t unit, size_t part, size_t parts, size_t *start, size_t *count) {
+    const size_t units = (len + unit - 1) / unit, begin = part * units / parts * unit;
+    const size_t end = (part + 1) * units / parts * unit;
+    *start = begin;
+    *count = (end < len ? end : len) - begin;
+}
+
 static void packed_job(const void *vctx, size_t job) {
     const struct packed_ctx *g = vctx;
     const size_t mr = g->kern->gemm_mr, nr = g->kern->gemm_nr;
-    const size_t i_begin = (job / g->n_blocks) * g->job_rows, j0 = (job % g->n_blocks) * g->nb;
-    const size_t job_rows = g->m - i_begin < g->job_rows ? g->m - i_begin : g->job_rows;
-    const size_t block_cols = g->n - j0 < g->nb ? g->n - j0 : g->nb;
+    size_t i_begin, job_rows, j0, block_cols;
+    share(g->m, mr, job / g->n_blocks, g->m_groups, &i_begin, &job_rows);
+    share(g->n, nr, job % g->n_blocks, g->n_blocks, &j0, &block_cols);
     /* Rows in even blocks of at most MC (512 rows were 144+144+144+80), columns in even
      * chunks of at most NC (a thin last chunk would pack A for little work). */
     const size_t row_blocks = (job_rows + MC - 1) / MC;
@@ -201,9 +210,9 @@ static size_t k_step(size_t k) {
  * once per row group, A once per column chunk unless packed beforehand). */
 static double job_cost(size_t m, size_t n, size_t k, size_t mr, size_t nr, size_t n_blocks, size_t groups,
                        int a_packed) {
-    const size_t nb = ((n + n_blocks - 1) / n_blocks + nr - 1) / nr * nr;
-    const size_t rows = ((m + groups - 1) / groups + mr - 1) / mr * mr;
-    const size_t cols = nb < n ? nb : (n + 7) / 8 * 8; /* the last sliver is cut to 8 or 16 */
+    const size_t rows = ((m + mr - 1) / mr + groups - 1) / groups * mr;
+    size_t cols = ((n + nr - 1) / nr + n_blocks - 1) / n_blocks * nr;
+    if (cols >= n) cols = (n + 7) / 8 * 8; /* one block: its last sliver is cut to 8 or 16 */
     const double chunks = a_packed ? 0.0 : (double)((cols + NC - 1) / NC);
     return (double)k * ((double)rows * (double)cols + PACK_COST_ROWS * ((double)cols + chunks * (double)rows));
 }
@@ -224,13 +233,12 @@ static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a,
         const double cost = job_cost(m, n, k, mr, nr, nbk, gr, a_packed != NULL);
         if (best < 0.0 || cost <= best) best = cost, n_blocks = nbk, groups = gr;
     }
-    const size_t nb = ((n + n_blocks - 1) / n_blocks + nr - 1) / nr * nr;
-    n_blocks = (n + nb - 1) / nb;
-    const size_t job_rows = ((m + groups - 1) / groups + mr - 1) / mr * mr;
-    const size_t m_groups = (m + job_rows - 1) / job_rows;
+    const size_t slivers = (n + nr - 1) / nr, row_slivers = (m + mr - 1) / mr;
+    if (n_blocks > slivers) n_blocks = slivers;
+    if (groups > row_slivers) groups = row_slivers;
     struct packed_ctx g = {kern, trans_a, trans_b, accumulate, m, n, k, lda, ldb, ldc,
-                           k_step(k), nb, n_blocks, job_rows, a, b, a_packed, c};
-    fconv_parallel_1d(threads, m_groups * n_blocks, packed_job, &g);
+                           k_step(k), n_blocks, groups, a, b, a_packed, c};
+    fconv_parallel_1d(threads, groups * n_blocks, packed_job, &g);
 }
 
 static void zero_c(size_t m, size_t n, int accumulate, float *c, size_t ldc) {

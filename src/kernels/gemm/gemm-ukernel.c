@@ -77,33 +77,39 @@ void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half)(size_t k, const float *restrict a
 
 /* A few columns: each of the nc (<= COLS_MAX) accumulators holds the MR rows of one column
  * of C in one vector (MR <= VF_LANES), one load of A and nc broadcasts of B per k step,
- * where the half-width kernel would spend MR multiply-adds on 16 columns. Even and odd k
- * steps go to separate accumulators (two chains per column hide the multiply-add's
- * latency), nc a constant per case so they stay in registers. Past nc, up to nr, C gets
- * zeros. */
+ * where the half-width kernel would spend MR multiply-adds on 16 columns. Consecutive k
+ * steps go to `chains` separate accumulators per column (4 for up to 4 columns, 2 above:
+ * the multiply-add's latency, not its throughput, sets the pace with so few; one column
+ * over k = 512 took 2 cycles per k step on two chains, a quarter of the 32-column tile's
+ * time beside it), nc and chains constants per case so they stay in registers. Past nc,
+ * up to nr, C gets zeros. */
 #define COLS_MAX 8
 
-static ALWAYS_INLINE void cols_sums(const int nc, size_t k, const float *restrict a, const float *restrict b,
-                                    size_t ldb, float out[COLS_MAX][VF_LANES]) {
-    vf even[COLS_MAX], odd[COLS_MAX];
-    for (int j = 0; j < nc; j++) even[j] = odd[j] = vf_zero();
+static ALWAYS_INLINE void cols_sums(const int nc, const int chains, size_t k, const float *restrict a,
+                                    const float *restrict b, size_t ldb, float out[COLS_MAX][VF_LANES]) {
+    vf sum[4][COLS_MAX];
+    UNROLLED (int h = 0; h < chains; h++)
+        UNROLLED (int j = 0; j < nc; j++) sum[h][j] = vf_zero();
     /* Whole-vector loads of A's MR-float rows while the vector ends inside the panel (a
      * masked load ran at 10.6 cycles per k step where this runs at 4.1, nc = 4, Zen 4),
      * masked ones for the last steps. */
     const size_t whole = k * MR >= VF_LANES ? (k * MR - VF_LANES) / MR + 1 : 0; /* rows p < whole */
     size_t p = 0;
-    for (; p + 2 <= whole; p += 2) {
-        const vf a0 = vf_loadu(a + p * MR), a1 = vf_loadu(a + (p + 1) * MR);
-        for (int j = 0; j < nc; j++) {
-            even[j] = vf_fma(a0, vf_set1(b[p * ldb + (size_t)j]), even[j]);
-            odd[j] = vf_fma(a1, vf_set1(b[(p + 1) * ldb + (size_t)j]), odd[j]);
+    for (; p + (size_t)chains <= whole; p += (size_t)chains)
+        UNROLLED (int h = 0; h < chains; h++) {
+            const vf av = vf_loadu(a + (p + (size_t)h) * MR);
+            UNROLLED (int j = 0; j < nc; j++)
+                sum[h][j] = vf_fma(av, vf_set1(b[(p + (size_t)h) * ldb + (size_t)j]), sum[h][j]);
         }
-    }
     for (; p < k; p++) {
-        const vf a0 = vf_loadu_partial(a + p * MR, MR);
-        for (int j = 0; j < nc; j++) even[j] = vf_fma(a0, vf_set1(b[p * ldb + (size_t)j]), even[j]);
+        const vf av = vf_loadu_partial(a + p * MR, MR);
+        UNROLLED (int j = 0; j < nc; j++) sum[0][j] = vf_fma(av, vf_set1(b[p * ldb + (size_t)j]), sum[0][j]);
     }
-    for (int j = 0; j < nc; j++) vf_storeu(out[j], vf_add(even[j], odd[j]));
+    UNROLLED (int j = 0; j < nc; j++) {
+        vf total = sum[0][j];
+        UNROLLED (int h = 1; h < chains; h++) total = vf_add(total, sum[h][j]);
+        vf_storeu(out[j], total);
+    }
 }
 
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_cols)(size_t k, const float *restrict a, const float *restrict b,
@@ -114,7 +120,7 @@ void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_cols)(size_t k, const float *restrict a
     float out[COLS_MAX][VF_LANES];
     switch (nc) {
 #define COLS_CASE(n) \
-    case n: cols_sums(n, k, a, b, ldb, out); break;
+    case n: cols_sums(n, n <= 4 ? 4 : 2, k, a, b, ldb, out); break;
     COLS_CASE(1) COLS_CASE(2) COLS_CASE(3) COLS_CASE(4) COLS_CASE(5) COLS_CASE(6) COLS_CASE(7) COLS_CASE(8)
 #undef COLS_CASE
     default: break;
