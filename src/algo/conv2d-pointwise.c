@@ -20,8 +20,7 @@ static size_t group_floats(const fconv_plan *plan, int64_t depth) {
                                       (size_t)depth);
 }
 
-fconv_status fconv_conv2d_pack_weights(const fconv_plan *plan, int64_t depth, float **packed) {
-    *packed = NULL;
+fconv_status fconv_conv2d_pack_weights(fconv_plan *plan, int64_t depth) {
     if (!plan->weights) return FCONV_OK;
     const int64_t groups = plan->conv2d.groups, kg = plan->conv2d.k / groups;
     const size_t per_group = group_floats(plan, depth);
@@ -32,7 +31,7 @@ fconv_status fconv_conv2d_pack_weights(const fconv_plan *plan, int64_t depth, fl
     for (int64_t g = 0; g < groups; g++)
         fconv_gemm_pack_a(plan->kernels, (size_t)kg, (size_t)depth, plan->weights + g * kg * depth, (size_t)depth,
                           p + (size_t)g * per_group);
-    *packed = p;
+    plan->algo_state = p;
     return FCONV_OK;
 }
 

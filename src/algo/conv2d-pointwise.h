@@ -18,10 +18,10 @@
 int fconv_conv2d_is_pointwise(const fconv_plan *plan);
 
 /* Plan-time weights (plan->weights: per group a kg x depth matrix) packed for every group,
- * one after the other, into *packed (fconv_alloc_aligned; the caller frees it with
- * fconv_free_aligned), or *packed = NULL when the plan holds no weights. FCONV_ENOMEM if
- * that memory cannot be had. */
-fconv_status fconv_conv2d_pack_weights(const fconv_plan *plan, int64_t depth, float **packed);
+ * one after the other, into plan->algo_state (fconv_alloc_aligned; the algorithm's
+ * release() frees it with fconv_free_aligned), left NULL when the plan holds no weights.
+ * FCONV_ENOMEM if that memory cannot be had. For im2col's and MEC's prepare(). */
+fconv_status fconv_conv2d_pack_weights(fconv_plan *plan, int64_t depth);
 
 /* Workspace bytes for one group's packed weights when they come at execute time (0 when
  * the plan holds them). */

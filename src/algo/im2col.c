@@ -231,10 +231,7 @@ static double im2col_cost(const fconv_plan *plan) {
 static fconv_status im2col_prepare(fconv_plan *plan) {
     if (plan->kind != FCONV_KIND_CONV2D) return FCONV_OK;
     struct im2col_shape sh = shape_of_conv2d(plan);
-    float *packed;
-    fconv_status st = fconv_conv2d_pack_weights(plan, sh.c * sh.r * sh.s, &packed);
-    plan->algo_state = packed;
-    return st;
+    return fconv_conv2d_pack_weights(plan, sh.c * sh.r * sh.s);
 }
 
 static void im2col_release(fconv_plan *plan) {

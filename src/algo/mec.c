@@ -10,7 +10,6 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "algo/conv2d-epilogue.h"
@@ -320,14 +319,11 @@ static fconv_status mec_supports(const fconv_plan *plan, char *why, size_t why_l
 static size_t mec_workspace(const fconv_plan *plan) { return layout_of(plan).total; }
 
 static fconv_status mec_prepare(fconv_plan *plan) {
-    if (fconv_conv2d_is_pointwise(plan)) { /* im2col's GEMM, with its packed weights */
-        float *packed;
-        fconv_status st = fconv_conv2d_pack_weights(plan, plan->conv2d.c / plan->conv2d.groups, &packed);
-        plan->algo_state = packed;
-        return st;
-    }
+    if (fconv_conv2d_is_pointwise(plan)) /* im2col's GEMM, with its packed weights */
+        return fconv_conv2d_pack_weights(plan, plan->conv2d.c / plan->conv2d.groups);
     if (!plan->weights || !needs_weight_transform(plan)) return FCONV_OK;
-    float *t = malloc((size_t)plan->w_elems * sizeof *t);
+    /* aligned like the packed weights above, so that one release() frees either */
+    float *t = fconv_alloc_aligned((size_t)plan->w_elems * sizeof *t);
     if (!t)
         return fconv_fail(FCONV_ENOMEM, "mec: cannot allocate %lld re-laid-out weights",
                           (long long)plan->w_elems);
@@ -342,10 +338,7 @@ static fconv_status mec_prepare(fconv_plan *plan) {
 }
 
 static void mec_release(fconv_plan *plan) {
-    if (fconv_conv2d_is_pointwise(plan))
-        fconv_free_aligned(plan->algo_state);
-    else
-        free(plan->algo_state);
+    fconv_free_aligned(plan->algo_state);
     plan->algo_state = NULL;
 }
 
