@@ -19,6 +19,7 @@ extern const struct fconv_algorithm fconv_algorithm_fft_tiled;
 extern const struct fconv_algorithm fconv_algorithm_fft_rows;
 extern const struct fconv_algorithm fconv_algorithm_separable;
 extern const struct fconv_algorithm fconv_algorithm_indirect;
+extern const struct fconv_algorithm fconv_algorithm_implicit_gemm;
 /* GPU algorithms (src/gpu/gpu-algorithms.c): run only on a GPU device. */
 extern const struct fconv_algorithm fconv_algorithm_gpu_naive;
 extern const struct fconv_algorithm fconv_algorithm_gpu_constant;
@@ -35,6 +36,7 @@ const struct fconv_algorithm *const fconv_algorithms[] = {
     &fconv_algorithm_winograd_4x4,
     &fconv_algorithm_winograd_6x6,
     &fconv_algorithm_im2col,
+    &fconv_algorithm_implicit_gemm,
     &fconv_algorithm_indirect,
     &fconv_algorithm_mec,
     &fconv_algorithm_fft,

@@ -26,7 +26,8 @@ static const struct fconv_kernels kernels_scalar = {
     .wino_output = {fconv_wino_output_f2__scalar, fconv_wino_output_f4__scalar, fconv_wino_output_f6__scalar},
     .fft_rows_forward = fconv_fft_rows_forward_kernel__scalar,
     .fft_rows_inverse = fconv_fft_rows_inverse_kernel__scalar,
-    .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__scalar, .lanes = 1,
+    .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__scalar,
+    .implicit_gemm_tile = fconv_implicit_gemm_tile__scalar, .implicit_gemm_px = 4, .implicit_gemm_nv = 4, .lanes = 1,
 };
 #ifdef FCONV_HAVE_AVX2_KERNELS
 static const struct fconv_kernels kernels_avx2 = {
@@ -43,7 +44,8 @@ static const struct fconv_kernels kernels_avx2 = {
     .wino_output = {fconv_wino_output_f2__avx2, fconv_wino_output_f4__avx2, fconv_wino_output_f6__avx2},
     .fft_rows_forward = fconv_fft_rows_forward_kernel__avx2,
     .fft_rows_inverse = fconv_fft_rows_inverse_kernel__avx2,
-    .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__avx2, .lanes = 8,
+    .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__avx2,
+    .implicit_gemm_tile = fconv_implicit_gemm_tile__avx2, .implicit_gemm_px = 6, .implicit_gemm_nv = 2, .lanes = 8,
 };
 #endif
 #ifdef FCONV_HAVE_AVX512_KERNELS
@@ -61,7 +63,8 @@ static const struct fconv_kernels kernels_avx512 = {
     .wino_output = {fconv_wino_output_f2__avx512, fconv_wino_output_f4__avx512, fconv_wino_output_f6__avx512},
     .fft_rows_forward = fconv_fft_rows_forward_kernel__avx512,
     .fft_rows_inverse = fconv_fft_rows_inverse_kernel__avx512,
-    .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__avx512, .lanes = 16,
+    .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__avx512,
+    .implicit_gemm_tile = fconv_implicit_gemm_tile__avx512, .implicit_gemm_px = 7, .implicit_gemm_nv = 4, .lanes = 16,
 };
 #endif
 

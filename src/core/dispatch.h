@@ -136,6 +136,21 @@ typedef void (*fconv_fft_rows_inverse_fn)(size_t n, const float *const *spec, co
  * for ownership), fenced before returning; y and src must not overlap. */
 typedef void (*fconv_fft_rows_stream_row_fn)(float *y, const float *src, size_t n);
 
+/*
+ * The implicit-GEMM conv2d tile (kernels/implicit-gemm/implicit-gemm-tile.c): implicit_gemm_px
+ * output pixels by nv (1 .. implicit_gemm_nv) vectors of output channels. For i < npix
+ * (<= px) and j < nch (<= nv*lanes):
+ *   y[j*y_stride + i] = act(bias[j] + sum_{t < taps} x[i][off[t]] * w[t*nv*lanes + j])
+ * summed in the order t with multiply-adds (fused on SIMD ISAs) into a zeroed register, then
+ * the bias added (bias NULL: none) and max(0, .) taken if relu (NaN stays NaN).
+ * x: px pixel bases (any pointers, repeats allowed), each read at its offsets off[t] only;
+ * w: taps rows of nv*lanes floats, 64-byte aligned, read whole.
+ */
+#define FCONV_IMPLICIT_GEMM_PX_MAX 8 /* the largest implicit_gemm_px of any table */
+typedef void (*fconv_implicit_gemm_tile_fn)(size_t taps, const float *const *x, const int32_t *off,
+                                            const float *w, size_t nv, float *y, size_t y_stride, size_t npix,
+                                            size_t nch, const float *bias, int relu);
+
 /* One ISA's kernels. */
 struct fconv_kernels {
     fconv_isa isa;
@@ -155,6 +170,8 @@ struct fconv_kernels {
     fconv_fft_rows_forward_fn fft_rows_forward;
     fconv_fft_rows_inverse_fn fft_rows_inverse;
     fconv_fft_rows_stream_row_fn fft_rows_stream_row;
+    fconv_implicit_gemm_tile_fn implicit_gemm_tile;
+    size_t implicit_gemm_px, implicit_gemm_nv; /* its register tile */
     size_t lanes;                     /* VF_LANES: segments per fft-rows call */
 };
 
@@ -213,6 +230,18 @@ FCONV_DECLARE_WINO_TILES_ALL(avx2)
 FCONV_DECLARE_WINO_TILES_ALL(avx512)
 #undef FCONV_DECLARE_WINO_TILES_ALL
 #undef FCONV_DECLARE_WINO_TILES
+
+/* The per-ISA implicit-GEMM tiles (kernels/implicit-gemm/implicit-gemm-tile.c) and their shapes. */
+#define FCONV_DECLARE_IMPLICIT_GEMM(isa)                                                                      \
+    void fconv_implicit_gemm_tile__##isa(size_t taps, const float *const *x, const int32_t *off, const float *w, \
+                                         size_t nv, float *y, size_t y_stride, size_t npix, size_t nch,      \
+                                         const float *bias, int relu);                                       \
+    size_t fconv_implicit_gemm_px__##isa(void);                                                              \
+    size_t fconv_implicit_gemm_nv__##isa(void);
+FCONV_DECLARE_IMPLICIT_GEMM(scalar)
+FCONV_DECLARE_IMPLICIT_GEMM(avx2)
+FCONV_DECLARE_IMPLICIT_GEMM(avx512)
+#undef FCONV_DECLARE_IMPLICIT_GEMM
 
 /* The per-ISA GEMM micro-kernels (kernels/gemm/gemm-ukernel.c) and their tile shapes. */
 void fconv_gemm_ukernel__scalar(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
