@@ -15,7 +15,7 @@ fconv_add_c_test(test_api tests/unit/test_api.c)
 fconv_add_c_test(test_reference tests/unit/test_reference.c)
 fconv_add_c_test(test_algorithms tests/unit/test_algorithms.c)
 # Algorithm-specific tests (transforms, factorisation, tiling edge cases): one file each.
-foreach(algo direct mec winograd fft separable)
+foreach(algo direct mec winograd fft separable implicit_gemm)
   fconv_add_c_test(test_algo_${algo} tests/unit/test_algo_${algo}.c)
 endforeach()
 fconv_add_c_test(test_io_npy tests/unit/test_io_npy.c)
@@ -55,7 +55,7 @@ fconv_add_c_test(test_kernels_winograd tests/unit/test_kernels_winograd.c)
 # The algorithm tests again with the kernels capped to each ISA (FCONV_ISA); the plain runs
 # above take the best ISA. An ISA the host cannot run falls back to the best it can.
 foreach(isa scalar avx2)
-  foreach(t test_algorithms test_algo_direct test_algo_separable)
+  foreach(t test_algorithms test_algo_direct test_algo_separable test_algo_implicit_gemm)
     add_test(NAME ${t}_${isa} COMMAND ${t})
     set_tests_properties(${t}_${isa} PROPERTIES SKIP_RETURN_CODE 77 LABELS unit
       ENVIRONMENT "OMP_WAIT_POLICY=passive;FCONV_ISA=${isa}")

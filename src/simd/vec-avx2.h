@@ -137,4 +137,13 @@ static inline void vf_transpose(vf r[8]) {
     }
 }
 
+/* The transpose of rows r[0..7] stored column by column: y[j*stride + i] = lane j of r[i]
+ * for i < nrows (<= 8), j < ncols (<= 8). */
+static inline void vf_store_transposed8(const vf r[8], float *y, size_t stride, size_t nrows, size_t ncols) {
+    vf t[8];
+    for (int i = 0; i < 8; i++) t[i] = r[i];
+    vf_transpose(t);
+    for (size_t j = 0; j < ncols; j++) vf_storeu_partial(y + j * stride, t[j], nrows);
+}
+
 #endif

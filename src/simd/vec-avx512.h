@@ -112,4 +112,34 @@ static inline void vf_transpose(vf r[16]) {
     for (int i = 0; i < 16; i++) r[i] = t[i];
 }
 
+/* The transpose of rows r[0..7] stored column by column: y[j*stride + i] = lane j of r[i]
+ * for i < nrows (<= 8), j < ncols (<= 16). Pairs, then quadruples inside each 128-bit lane
+ * (columns 4L + m of rows 0-3 in u[m], of rows 4-7 in u[4 + m]), then two columns' eight
+ * rows per permute: 24 shuffles and 8 extracts where the 16-row vf_transpose takes 64. */
+static inline void vf_store_transposed8(const vf r[8], float *y, size_t stride, size_t nrows, size_t ncols) {
+    __m512 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int h = 0; h < 8; h += 4) {
+        u[h / 4 * 4 + 0] = _mm512_shuffle_ps(t[h], t[h + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[h / 4 * 4 + 1] = _mm512_shuffle_ps(t[h], t[h + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[h / 4 * 4 + 2] = _mm512_shuffle_ps(t[h + 1], t[h + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[h / 4 * 4 + 3] = _mm512_shuffle_ps(t[h + 1], t[h + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    const __mmask8 rows = (__mmask8)((1u << nrows) - 1u);
+    const __m512i lanes01 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const __m512i lanes23 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    for (size_t m = 0; m < 4 && m < ncols; m++) {
+        for (size_t pair = 0; pair < 2; pair++) { /* columns 8 pair + m and 8 pair + 4 + m */
+            size_t c = 8 * pair + m;
+            if (c >= ncols) break;
+            __m512 two = _mm512_permutex2var_ps(u[m], pair ? lanes23 : lanes01, u[4 + m]);
+            _mm256_mask_storeu_ps(y + c * stride, rows, _mm512_castps512_ps256(two));
+            if (c + 4 < ncols) _mm256_mask_storeu_ps(y + (c + 4) * stride, rows, _mm512_extractf32x8_ps(two, 1));
+        }
+    }
+}
+
 #endif

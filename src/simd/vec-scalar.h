@@ -66,4 +66,11 @@ static inline vf vf_fnma(vf a, vf b, vf c) { return c - a * b; }
 /* The 1 x 1 transpose. */
 static inline void vf_transpose(vf r[1]) { (void)r; }
 
+/* The transpose of rows r[0..7] stored column by column: y[i] = r[i] for i < nrows (<= 8)
+ * when ncols is 1. */
+static inline void vf_store_transposed8(const vf r[8], float *y, size_t stride, size_t nrows, size_t ncols) {
+    (void)stride;
+    for (size_t i = 0; ncols && i < nrows; i++) y[i] = r[i];
+}
+
 #endif

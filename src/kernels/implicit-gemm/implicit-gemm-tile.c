@@ -45,6 +45,8 @@ static ALWAYS_INLINE vf finish(vf sum, const struct tile_out *o, size_t v) {
     return o->relu ? vf_max(vf_zero(), sum) : sum; /* NaN in sum gives sum */
 }
 
+_Static_assert(IG_PX <= 8 && IG_PX <= FCONV_IMPLICIT_GEMM_PX_MAX, "the transposing store takes up to 8 pixel rows");
+
 static ALWAYS_INLINE void tile_sums(const int nv, size_t taps, const float *const *x, const int32_t *restrict off,
                                     const float *restrict w, const struct tile_out *o) {
     const float *xs[IG_PX];
@@ -62,23 +64,18 @@ static ALWAYS_INLINE void tile_sums(const int nv, size_t taps, const float *cons
             UNROLLED (int v = 0; v < nv; v++) acc[i][v] = vf_fma(xv, wv[v], acc[i][v]);
         }
     }
-#if IG_PX <= VF_LANES
-    /* A vector holds one pixel's channels and y wants a channel's pixels side by side: one
-     * VF_LANES-square transpose per channel vector (a scalar transposing store took a third
-     * of a 7x7 stem layer's time), then a partial store per channel. */
-    for (int v = 0; v < nv; v++) {
-        if ((size_t)v * VF_LANES >= o->nch) break;
-        vf rows[VF_LANES];
-        UNROLLED (int i = 0; i < VF_LANES; i++) rows[i] = i < IG_PX ? finish(acc[i][v], o, (size_t)v) : vf_zero();
-        vf_transpose(rows);
-        size_t first = (size_t)v * VF_LANES, count = o->nch - first < VF_LANES ? o->nch - first : VF_LANES;
-        for (size_t j = 0; j < count; j++) vf_storeu_partial(o->y + (first + j) * o->stride, rows[j], o->npix);
+    /* A vector holds one pixel's channels and y wants a channel's pixels side by side: a
+     * transposing store per channel vector (a scalar one took a third of a 7x7 stem
+     * layer's time). */
+    UNROLLED (int v = 0; v < nv; v++) { /* unrolled: a run-time index put acc on the stack */
+        const size_t first = (size_t)v * VF_LANES;
+        if (first < o->nch) {
+            vf rows[8];
+            UNROLLED (int i = 0; i < 8; i++) rows[i] = i < IG_PX ? finish(acc[i][v], o, (size_t)v) : vf_zero();
+            size_t count = o->nch - first < VF_LANES ? o->nch - first : VF_LANES;
+            vf_store_transposed8(rows, o->y + first * o->stride, o->stride, o->npix, count);
+        }
     }
-#else /* one lane: each accumulator is one pixel of one channel */
-    UNROLLED (int i = 0; i < IG_PX; i++)
-        UNROLLED (int v = 0; v < nv; v++)
-            if ((size_t)i < o->npix && (size_t)v < o->nch) o->y[(size_t)v * o->stride + (size_t)i] = finish(acc[i][v], o, (size_t)v);
-#endif
 }
 
 void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const *x, const int32_t *off,

@@ -1,0 +1,161 @@
+/*
+ * test_algo_implicit_gemm.c — what the random shapes of test_algorithms.c rarely reach in
+ * implicit-gemm: output-channel counts that fill 2, 3 and 4 vectors of a tile and blocks past
+ * the first (the random layers have at most 9 channels per group: one vector on AVX-512),
+ * pixel counts that leave a partial last tile, a one-pixel output (the transposing store's
+ * stride is 1), windows that stay inside the image (no padded copy) or reach one side's
+ * padding only, NaN through ReLU, and the workspace formula. Run once per ISA (tests.cmake).
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "fastconv.h"
+#include "ref/conv-ref.h"
+#include "test.h"
+
+#define BOUND 2e-6 /* implicit-gemm's documented bound */
+
+static float *random_array(int64_t n) {
+    float *p = malloc((size_t)n * sizeof *p);
+    test_fill_random(p, (size_t)n);
+    return p;
+}
+
+/* Weights at plan time on 1 thread against the reference, and execute-time weights on 2
+ * threads: the same bits. */
+static void check_layer(fconv_conv2d_desc d) {
+    char what[200];
+    snprintf(what, sizeof what, "n%lld c%lld %lldx%lld k%lld %lldx%lld stride %lld,%lld pad %lld,%lld,%lld,%lld dil %lld,%lld g%lld",
+             (long long)d.n, (long long)d.c, (long long)d.h, (long long)d.w, (long long)d.k, (long long)d.r,
+             (long long)d.s, (long long)d.stride_h, (long long)d.stride_w, (long long)d.pad_top,
+             (long long)d.pad_left, (long long)d.pad_bottom, (long long)d.pad_right, (long long)d.dilation_h,
+             (long long)d.dilation_w, (long long)d.groups);
+    int64_t g = d.groups ? d.groups : 1, n = d.n ? d.n : 1;
+    float *x = random_array(n * d.c * d.h * d.w), *w = random_array(d.k * d.c / g * d.r * d.s);
+    float *bias = d.has_bias ? random_array(d.k) : NULL;
+    fconv_plan *p1, *p2;
+    fconv_status s1 = fconv_plan_conv2d(&d, &(fconv_options){.algo = FCONV_ALGO_IMPLICIT_GEMM, .threads = 1}, w,
+                                        bias, &p1);
+    CHECKF(s1 == FCONV_OK, "%s: %s", what, fconv_last_error());
+    fconv_status s2 = fconv_plan_conv2d(&d, &(fconv_options){.algo = FCONV_ALGO_IMPLICIT_GEMM, .threads = 2},
+                                        NULL, NULL, &p2);
+    CHECKF(s2 == FCONV_OK, "%s: %s", what, fconv_last_error());
+    if (s1 == FCONV_OK && s2 == FCONV_OK) {
+        int64_t ny = fconv_plan_output_elements(p1);
+        float *y1 = malloc((size_t)ny * sizeof *y1), *y2 = malloc((size_t)ny * sizeof *y2);
+        CHECK(fconv_execute(p1, x, NULL, NULL, y1) == FCONV_OK);
+        CHECK(fconv_execute(p2, x, w, bias, y2) == FCONV_OK);
+        double max_err = 0.0, max_mag = 0.0;
+        for (int64_t e = 0; e < ny; e++) {
+            double mag, ref = fconv_ref_output_at(p1, x, w, bias, e, &mag);
+            double err = fabs((double)y1[e] - ref);
+            if (!(err <= max_err)) max_err = err;
+            if (mag > max_mag) max_mag = mag;
+        }
+        double norm = max_mag > 0.0 ? max_err / max_mag : max_err;
+        CHECKF(norm <= BOUND, "%s: normalized error %.3g", what, norm);
+        CHECKF(memcmp(y1, y2, (size_t)ny * sizeof *y1) == 0, "%s: 1 and 2 threads differ", what);
+        free(y1);
+        free(y2);
+    }
+    if (s1 == FCONV_OK) fconv_plan_destroy(p1);
+    if (s2 == FCONV_OK) fconv_plan_destroy(p2);
+    free(x);
+    free(w);
+    free(bias);
+}
+
+static void test_channel_blocks(void) {
+    /* 1 .. 70 output channels: 1-4 vectors of 16 (8, 1), a second block (AVX-512: 64 + 6). */
+    const int64_t ks[] = {1, 5, 16, 17, 33, 40, 48, 63, 64, 70, 130};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+        check_layer((fconv_conv2d_desc){.n = 1, .c = 3, .h = 9, .w = 8, .k = ks[i], .r = 3, .s = 3, .pad_top = 1,
+                                        .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
+                                        .activation = FCONV_ACTIVATION_RELU});
+    /* Groups whose blocks are partial; batch of 3. */
+    check_layer((fconv_conv2d_desc){.n = 3, .c = 6, .h = 7, .w = 5, .k = 66, .r = 2, .s = 3, .groups = 3,
+                                    .pad_top = 1, .pad_right = 2, .has_bias = 1});
+}
+
+static void test_pixels_and_windows(void) {
+    /* 45 pixels (a partial last tile for every tile width), stride 2 and dilation 2 */
+    check_layer((fconv_conv2d_desc){.n = 2, .c = 4, .h = 10, .w = 19, .k = 24, .r = 3, .s = 3, .stride_h = 2,
+                                    .stride_w = 2, .dilation_h = 2, .dilation_w = 2, .pad_top = 2, .pad_left = 1,
+                                    .pad_bottom = 1, .pad_right = 2});
+    /* no padding: the image read in place; padding the windows never reach: also in place */
+    check_layer((fconv_conv2d_desc){.n = 1, .c = 5, .h = 11, .w = 13, .k = 20, .r = 3, .s = 2});
+    check_layer((fconv_conv2d_desc){.n = 1, .c = 5, .h = 12, .w = 12, .k = 20, .r = 3, .s = 3, .stride_h = 3,
+                                    .stride_w = 3, .pad_bottom = 2, .pad_right = 2});
+    /* one output pixel: y's channel stride is 1 */
+    check_layer((fconv_conv2d_desc){.n = 2, .c = 7, .h = 3, .w = 3, .k = 37, .r = 3, .s = 3, .has_bias = 1});
+    /* a kernel larger than the image, stride larger than the kernel */
+    check_layer((fconv_conv2d_desc){.n = 1, .c = 2, .h = 2, .w = 3, .k = 18, .r = 5, .s = 4, .pad_top = 2,
+                                    .pad_left = 1, .pad_bottom = 2, .pad_right = 2});
+    check_layer((fconv_conv2d_desc){.n = 1, .c = 3, .h = 23, .w = 17, .k = 9, .r = 2, .s = 2, .stride_h = 4,
+                                    .stride_w = 5, .pad_top = 1});
+    /* ResNet-50's stem, cropped: 7x7 stride 2 pad 3 */
+    check_layer((fconv_conv2d_desc){.n = 1, .c = 3, .h = 30, .w = 26, .k = 64, .r = 7, .s = 7, .stride_h = 2,
+                                    .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3,
+                                    .has_bias = 1, .activation = FCONV_ACTIVATION_RELU});
+}
+
+/* A NaN input reaches exactly the outputs whose windows hold it, ReLU or not. */
+static void test_nan(void) {
+    fconv_conv2d_desc d = {.n = 1, .c = 2, .h = 6, .w = 6, .k = 20, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1,
+                           .pad_bottom = 1, .pad_right = 1, .activation = FCONV_ACTIVATION_RELU};
+    float x[72], w[360], y[720];
+    for (int i = 0; i < 72; i++) x[i] = 1.0f;
+    for (int i = 0; i < 360; i++) w[i] = -1.0f; /* every finite output is negative: ReLU gives 0 */
+    x[6 * 6 + 2 * 6 + 3] = NAN;                 /* channel 1, row 2, column 3 */
+    fconv_plan *p;
+    CHECK(fconv_plan_conv2d(&d, &(fconv_options){.algo = FCONV_ALGO_IMPLICIT_GEMM, .threads = 1}, w, NULL, &p) ==
+          FCONV_OK);
+    CHECK(fconv_execute(p, x, NULL, NULL, y) == FCONV_OK);
+    for (int k = 0; k < 20; k++)
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++) {
+                int reached = i >= 1 && i <= 3 && j >= 2 && j <= 4;
+                float v = y[(k * 6 + i) * 6 + j];
+                CHECKF(reached ? isnan(v) : v == 0.0f, "channel %d (%d, %d): %g", k, i, j, (double)v);
+            }
+    fconv_plan_destroy(p);
+}
+
+static size_t workspace(const fconv_conv2d_desc *d, int with_weights) {
+    int64_t nw = d->k * d->c / (d->groups ? d->groups : 1) * d->r * d->s;
+    float *w = with_weights ? calloc((size_t)nw, sizeof *w) : NULL;
+    fconv_plan *p;
+    fconv_status st = fconv_plan_conv2d(d, &(fconv_options){.algo = FCONV_ALGO_IMPLICIT_GEMM, .threads = 1}, w,
+                                        NULL, &p);
+    free(w);
+    CHECKF(st == FCONV_OK, "%s", fconv_last_error());
+    if (st != FCONV_OK) return 0;
+    size_t bytes = fconv_plan_workspace_size(p);
+    fconv_plan_destroy(p);
+    return bytes;
+}
+
+/* The padded copy holds the rows and columns the windows touch, all channels; execute-time
+ * weights add the packed ones (a whole block's width per tap, every ISA's block divides 64).
+ * The plan adds 63 bytes so execute can align the caller's pointer. */
+static void test_workspace(void) {
+    fconv_conv2d_desc stem = {.n = 2, .c = 3, .h = 224, .w = 224, .k = 64, .r = 7, .s = 7, .stride_h = 2,
+                              .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3};
+    size_t padded = (size_t)3 * 229 * 229 * 4; /* 111 * 2 + 7 = 229 rows and columns */
+    padded = (padded + 63) / 64 * 64;
+    CHECK_EQ_INT(workspace(&stem, 1), padded + 63);
+    CHECK_EQ_INT(workspace(&stem, 0), padded + (size_t)64 * 147 * 4 + 63);
+    fconv_conv2d_desc inside = {.n = 1, .c = 16, .h = 20, .w = 20, .k = 64, .r = 3, .s = 3};
+    CHECK_EQ_INT(workspace(&inside, 1), 0);
+}
+
+int main(void) {
+    test_init();
+    fconv_algo_info info;
+    if (fconv_algo_get_info(FCONV_ALGO_IMPLICIT_GEMM, &info) != FCONV_OK) return TEST_SKIP_CODE;
+    TEST(test_channel_blocks);
+    TEST(test_pixels_and_windows);
+    TEST(test_nan);
+    TEST(test_workspace);
+    return test_finish();
+}
