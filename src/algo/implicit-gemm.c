@@ -225,8 +225,11 @@ struct tile_ctx {
     int relu;
 };
 
-/* Task (i, j): i = (group, channel block), j = pixel tile. */
-static void tile_task(const void *vctx, size_t i, size_t j) {
+/* Task (j, i): j = pixel tile, i = (group, channel block). Tiles outer: a thread takes a
+ * share of the image's pixels for every block, not every pixel for a share of the blocks
+ * (which each thread then read from the other's cache): 2 threads, 128 -> 128 3x3/2 on
+ * 56^2, 1.15 -> 1.05 ms; 512 channels on 14^2 1.11 -> 1.07. */
+static void tile_task(const void *vctx, size_t j, size_t i) {
     const struct tile_ctx *tc = vctx;
     const struct ig_geometry *g = tc->g;
     int64_t grp = (int64_t)i / g->blocks, b = (int64_t)i % g->blocks;
@@ -270,7 +273,7 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
             tc.x = xn;
         }
         tc.y = y + n * g.k * g.p * g.q;
-        fconv_parallel_2d(plan->threads, (size_t)(g.groups * g.blocks), (size_t)g.tiles, tile_task, &tc);
+        fconv_parallel_2d(plan->threads, (size_t)g.tiles, (size_t)(g.groups * g.blocks), tile_task, &tc);
     }
 }
 
