@@ -108,15 +108,15 @@ static fconv_status ig_supports(const fconv_plan *plan, char *why, size_t why_le
 
 /*
  * Seconds: the tiles' multiply-adds (whole tiles and channel vectors, padding lanes included)
- * at the ISA's rate, fitted on the 2-core Zen 4 VM (AVX-512 7 x 64 tile: 103-116 GFLOP/s per
- * thread on ResNet-50's strided layers and stem), plus the copy into the padded image and
- * the transposing store of every output (a scalar pass: ~1 ns per output).
+ * at the ISA's rate, fitted on the 2-core Zen 4 VM on ResNet-50's strided layers and stem (one
+ * thread: AVX-512 7 x 64 tile 104-111 GFLOP/s, AVX2 6 x 16 94-101, scalar 7; two threads
+ * scale by 1.95-2.05), plus the copy into the padded image and the transposing stores.
  */
 static double ig_cost(const fconv_plan *plan) {
     struct ig_geometry g;
     ig_geometry(plan, &g);
     const struct fconv_kernels *kern = plan->kernels;
-    double rate = kern->isa >= FCONV_ISA_AVX512 ? 105e9 : kern->isa >= FCONV_ISA_AVX2 ? 60e9 : 5e9;
+    double rate = kern->isa >= FCONV_ISA_AVX512 ? 107e9 : kern->isa >= FCONV_ISA_AVX2 ? 95e9 : 7e9;
     double vectors = 0.0;
     for (int64_t b = 0; b < g.blocks; b++) vectors += (double)block_vectors(&g, b);
     double macs = (double)g.n * (double)g.groups * (double)g.tiles * (double)g.px * vectors * (double)g.lanes *
@@ -124,7 +124,7 @@ static double ig_cost(const fconv_plan *plan) {
     double outputs = (double)g.n * (double)g.k * (double)(g.p * g.q);
     double copy = g.copy ? fconv_stream_seconds(8.0 * (double)(g.c * g.hp * g.wp)) * (double)g.n : 0.0;
     double threads = plan->threads > 1 ? plan->threads : 1;
-    return (2.0 * macs / rate + copy + 1e-9 * outputs) / threads + 2e-6;
+    return (2.0 * macs / rate + copy + 0.2e-9 * outputs) / threads + 2e-6;
 }
 
 /* ---- plan state ------------------------------------------------------------------------ */
