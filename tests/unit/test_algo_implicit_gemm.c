@@ -4,7 +4,8 @@
  * the first (the random layers have at most 9 channels per group: one vector on AVX-512),
  * pixel counts that leave a partial last tile, a one-pixel output (the transposing store's
  * stride is 1), windows that stay inside the image (no padded copy) or reach one side's
- * padding only, NaN through ReLU, and the workspace formula. Run once per ISA (tests.cmake).
+ * padding only, batches split into passes of padded copies, NaN through ReLU, and the
+ * workspace formula. Run once per ISA (tests.cmake).
  */
 #include <math.h>
 #include <stdint.h>
@@ -93,6 +94,9 @@ static void test_pixels_and_windows(void) {
                                     .pad_left = 1, .pad_bottom = 2, .pad_right = 2});
     check_layer((fconv_conv2d_desc){.n = 1, .c = 3, .h = 23, .w = 17, .k = 9, .r = 2, .s = 2, .stride_h = 4,
                                     .stride_w = 5, .pad_top = 1});
+    /* padded copies of 2.7 MB: three images to a pass, then the fourth alone */
+    check_layer((fconv_conv2d_desc){.n = 4, .c = 64, .h = 100, .w = 100, .k = 8, .r = 3, .s = 3, .pad_top = 1,
+                                    .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1});
     /* ResNet-50's stem, cropped: 7x7 stride 2 pad 3 */
     check_layer((fconv_conv2d_desc){.n = 1, .c = 3, .h = 30, .w = 26, .k = 64, .r = 7, .s = 7, .stride_h = 2,
                                     .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3,
@@ -141,12 +145,19 @@ static size_t workspace(const fconv_conv2d_desc *d, int with_weights) {
 static void test_workspace(void) {
     fconv_conv2d_desc stem = {.n = 2, .c = 3, .h = 224, .w = 224, .k = 64, .r = 7, .s = 7, .stride_h = 2,
                               .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3};
-    size_t padded = (size_t)3 * 229 * 229 * 4; /* 111 * 2 + 7 = 229 rows and columns */
+    /* 111 * 2 + 7 = 229 rows and columns; both images copied at once (8 MiB hold them) */
+    size_t padded = (size_t)2 * 3 * 229 * 229 * 4;
     padded = (padded + 63) / 64 * 64;
     CHECK_EQ_INT(workspace(&stem, 1), padded + 63);
     CHECK_EQ_INT(workspace(&stem, 0), padded + (size_t)64 * 147 * 4 + 63);
     fconv_conv2d_desc inside = {.n = 1, .c = 16, .h = 20, .w = 20, .k = 64, .r = 3, .s = 3};
     CHECK_EQ_INT(workspace(&inside, 1), 0);
+    /* images of 4 MiB and more: two, then one copy at a time */
+    fconv_conv2d_desc big = {.n = 5, .c = 64, .h = 126, .w = 126, .k = 8, .r = 3, .s = 3, .pad_top = 1,
+                             .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
+    CHECK_EQ_INT(workspace(&big, 1), (size_t)2 * 64 * 128 * 128 * 4 + 63);
+    big.h = big.w = 254;
+    CHECK_EQ_INT(workspace(&big, 1), (size_t)64 * 256 * 256 * 4 + 63);
 }
 
 int main(void) {
