@@ -14,8 +14,9 @@
 #include "simd/vec.h"
 
 /* The tile: IG_PX pixels x IG_NV vectors of channels, IG_PX * IG_NV accumulators plus IG_NV
- * weight vectors and a broadcast in the ISA's registers. 7 x 4 on AVX-512 ran at 116 GFLOP/s
- * on one Zen 4 core (a 512 -> 512 3x3 stride-2 layer on 14^2; 6 x 4 99, 7 x 3 112, 8 x 3 99). */
+ * weight vectors and a broadcast in the ISA's registers. In a standalone prototype on one Zen
+ * 4 core (a 512 -> 512 3x3 stride-2 layer on 14^2), 7 x 4 on AVX-512 ran at 116 GFLOP/s,
+ * 6 x 4 at 99, 7 x 3 at 112, 8 x 3 at 99. */
 #if VF_LANES == 1
 #define IG_PX 4
 #define IG_NV 4
@@ -36,7 +37,7 @@ struct tile_out {
     int relu;
 };
 
-/* Vector v of pixel rows, bias and ReLU applied, into row i of rows[]. */
+/* One pixel's sums for channel vector v, the bias added and ReLU applied. */
 static ALWAYS_INLINE vf finish(vf sum, const struct tile_out *o, size_t v) {
     if (o->bias) {
         size_t first = v * VF_LANES, left = o->nch - first;
