@@ -80,6 +80,23 @@ double fconv_ref_output_at(const fconv_plan *plan, const float *x, const float *
     return v;
 }
 
+double fconv_ref_normalized_error(const fconv_plan *plan, const float *x, const float *w,
+                                  const float *bias, const float *y, int64_t step, int64_t *worst) {
+    double max_err = 0.0, max_mag = 0.0;
+    int64_t n = plan->y_elems, at = 0;
+    for (int64_t e = 0; e < n; e = e + step < n || e == n - 1 ? e + step : n - 1) {
+        double mag, ref = fconv_ref_output_at(plan, x, w, bias, e, &mag);
+        double err = fabs((double)y[e] - ref);
+        if (!(err <= max_err)) { /* NaN counts as the largest */
+            max_err = err;
+            at = e;
+        }
+        if (mag > max_mag) max_mag = mag;
+    }
+    if (worst) *worst = at;
+    return max_mag > 0.0 ? max_err / max_mag : max_err;
+}
+
 struct ref_ctx {
     const fconv_plan *plan;
     const float *x, *w, *bias;

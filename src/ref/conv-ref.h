@@ -25,6 +25,13 @@ double fconv_ref_filter_at(const fconv_plan *plan, const float *x, const float *
 double fconv_ref_output_at(const fconv_plan *plan, const float *x, const float *w,
                            const float *bias, int64_t e, double *magnitude);
 
+/* DESIGN.md §4's normalized error of the plan's output y: max |y - ref| / max magnitude over
+ * every `step`-th output (step >= 1) and the last one, or the max error itself when every
+ * magnitude is 0. A NaN in y counts as the largest error. *worst (may be NULL) gets the
+ * flat index of the largest error. */
+double fconv_ref_normalized_error(const fconv_plan *plan, const float *x, const float *w,
+                                  const float *bias, const float *y, int64_t step, int64_t *worst);
+
 /* The whole output (float32), on the plan's threads. */
 void fconv_ref_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias,
                        float *y);

@@ -33,21 +33,6 @@ static void fast_size_is_smallest_7_smooth(void) {
     CHECK(is_fast(fconv_fft_fast_size(1000001)) && fconv_fft_fast_size(1000001) >= 1000001);
 }
 
-/* Normalized error (DESIGN.md §4) over every `step`-th output and the last one (the
- * partially overlapped ends). */
-static double sampled_error(const fconv_plan *plan, const float *x, const float *w,
-                            const float *bias, const float *y, int64_t step) {
-    double max_err = 0.0, max_mag = 0.0;
-    int64_t n = fconv_plan_output_elements(plan);
-    for (int64_t e = 0; e < n; e = e + step < n || e == n - 1 ? e + step : n - 1) {
-        double mag, ref = fconv_ref_output_at(plan, x, w, bias, e, &mag);
-        double err = fabs((double)y[e] - ref);
-        if (!(err <= max_err)) max_err = err;
-        if (mag > max_mag) max_mag = mag;
-    }
-    return max_mag > 0.0 ? max_err / max_mag : max_err;
-}
-
 static float *random_floats(int64_t n, float scale, float offset) {
     float *p = malloc((size_t)n * sizeof *p);
     for (int64_t i = 0; i < n; i++) p[i] = test_rand_float() * scale + offset;
@@ -81,7 +66,7 @@ static void tiled_filter_many_tiles(void) {
                 fconv_plan *plan;
                 float *y = run_filter(&d, algo, 2, x, k, &plan);
                 if (!y) continue;
-                double err = sampled_error(plan, x, k, NULL, y, 7);
+                double err = fconv_ref_normalized_error(plan, x, k, NULL, y, 7, NULL);
                 CHECKF(err <= BOUND, "%s border %d kernel %lldx%lld: error %.3g", fconv_algo_name(algo),
                        b, (long long)d.kh, (long long)d.kw, err);
                 fconv_plan_destroy(plan);
@@ -101,7 +86,7 @@ static void tiled_long_signal(void) {
         CHECK(fconv_plan_conv1d(&d, &o, NULL, &plan) == FCONV_OK);
         float *y = malloc((size_t)fconv_plan_output_elements(plan) * sizeof *y);
         CHECK(fconv_execute(plan, x, k, NULL, y) == FCONV_OK);
-        double err = sampled_error(plan, x, k, NULL, y, 101);
+        double err = fconv_ref_normalized_error(plan, x, k, NULL, y, 101, NULL);
         CHECKF(err <= BOUND, "conv1d %s: error %.3g", fconv_algo_name(o.algo), err);
         fconv_plan_destroy(plan);
         free(y);
@@ -123,8 +108,8 @@ static void conv2d_wide_pads_dilation_groups(void) {
     float *bias = random_floats(d.k, 1.0f, 0.0f);
     float *y = malloc((size_t)fconv_plan_output_elements(plan) * sizeof *y);
     CHECK(fconv_execute(plan, x, w, bias, y) == FCONV_OK);
-    CHECKF(sampled_error(plan, x, w, bias, y, 1) <= BOUND, "error %.3g",
-           sampled_error(plan, x, w, bias, y, 1));
+    double err = fconv_ref_normalized_error(plan, x, w, bias, y, 1, NULL);
+    CHECKF(err <= BOUND, "error %.3g", err);
     fconv_plan_destroy(plan);
     free(x);
     free(w);

@@ -177,26 +177,6 @@ static float *run_guarded(const fconv_plan *plan, const float *x, const float *w
     return y;
 }
 
-/* Max normalized error of y against the reference. */
-static double normalized_error(const fconv_plan *plan, const float *x, const float *w, const float *bias,
-                               const float *y, int64_t *worst) {
-    double max_err = 0.0, max_mag = 0.0;
-    int64_t ny = fconv_plan_output_elements(plan);
-    *worst = 0;
-    for (int64_t e = 0; e < ny; e++) {
-        double mag;
-        double ref = fconv_ref_output_at(plan, x, w, bias, e, &mag);
-        double err = fabs((double)y[e] - ref);
-        if (!(err <= max_err)) { /* NaN counts as worst */
-            max_err = err;
-            *worst = e;
-        }
-        if (mag > max_mag) max_mag = mag;
-    }
-    if (max_mag == 0.0) return max_err;
-    return max_err / max_mag;
-}
-
 static int cases_run[FCONV_ALGO_COUNT_][3], cases_declined[FCONV_ALGO_COUNT_][3];
 static double worst_error[FCONV_ALGO_COUNT_];
 
@@ -243,7 +223,7 @@ static void check_one(const fconv_algo_info *info, const struct problem *p) {
     CHECK(fconv_plan_algo(plan) == info->algo);
     float *y1 = run_guarded(plan, x, NULL, NULL);
     int64_t worst;
-    double err = normalized_error(plan, x, w, b, y1, &worst);
+    double err = fconv_ref_normalized_error(plan, x, w, b, y1, 1, &worst);
     CHECKF(err <= info->error_bound, "%s: normalized error %.3g > bound %.1g on %s (worst output %lld: %g)",
            info->name, err, info->error_bound, describe(p, what, sizeof what), (long long)worst,
            (double)y1[worst]);
