@@ -71,10 +71,14 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     g->pass = !g->copy ? g->n : image_bytes >= PASS_BYTES ? 1 : PASS_BYTES / image_bytes < g->n ? PASS_BYTES / image_bytes : g->n;
 }
 
+/* Output channels of channel block b (the last one may hold fewer than a block). */
+static int64_t block_channels(const struct ig_geometry *g, int64_t b) {
+    return g->kg - b * g->block < g->block ? g->kg - b * g->block : g->block;
+}
+
 /* Vectors of channel block b (the last one only as wide as the channels it holds). */
 static int64_t block_vectors(const struct ig_geometry *g, int64_t b) {
-    int64_t channels = g->kg - b * g->block < g->block ? g->kg - b * g->block : g->block;
-    return (channels + g->lanes - 1) / g->lanes;
+    return (block_channels(g, b) + g->lanes - 1) / g->lanes;
 }
 
 /* Floats of the packed weights: every block reserves a whole block's width per tap. */
@@ -252,11 +256,10 @@ static void tile_task(const void *vctx, size_t j, size_t i) {
     for (int64_t e = 0; e < g->px; e++) /* past the last pixel: repeat it, its sums are not stored */
         bases[e] = xg + tc->s->pixel_bases[pix0 + (e < npix ? e : npix - 1)];
     int64_t k0 = grp * g->kg + b * g->block;
-    int64_t channels = g->kg - b * g->block < g->block ? g->kg - b * g->block : g->block;
     tc->kern->implicit_gemm_tile((size_t)g->taps, bases, tc->s->tap_offsets,
                                  tc->packed + (grp * g->blocks + b) * g->taps * g->block,
                                  (size_t)block_vectors(g, b), y + k0 * pixels + pix0, (size_t)pixels,
-                                 (size_t)npix, (size_t)channels, tc->bias ? tc->bias + k0 : NULL, tc->relu);
+                                 (size_t)npix, (size_t)block_channels(g, b), tc->bias ? tc->bias + k0 : NULL, tc->relu);
 }
 
 static void ig_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias, float *y,
