@@ -20,6 +20,14 @@
  * 32 rows alike, 64 slower, no change while B sits in L3). */
 #define PACK_PREFETCH_ROWS 16
 
+/* A's panel asked for ~500 cycles ahead (steps of 16 or 8 multiply-adds for the whole and
+ * half-width tiles): where U no longer sits in L2 (Winograd's transformed weights of deep
+ * layers, used by one or few B slivers) each sliver of A came from L3 or memory at the pace
+ * of the broadcasts. Standalone, one thread, A streamed once per 16 columns (512 x 512 x 16
+ * products x 16): 36 -> 55 G multiply-adds/s for the half-width tile, 47 -> 56 for the whole
+ * one at 32 columns; no change where A is reused from L1. */
+#define A_PREFETCH_STEPS(nv) (32 * NV / (nv))
+
 /* The tile of nv vectors per row (NV or NV/2) from B rows ldb floats apart, each B row
  * also stored to pack_to (a packed sliver) where that is not NULL. */
 static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict a, const float *restrict b,
@@ -35,6 +43,7 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
         vf bv[NV];
         if (pack_to)
             UNROLLED (int v = 0; v < nv; v++) __builtin_prefetch(b + (p + PACK_PREFETCH_ROWS) * ldb + (size_t)v * VF_LANES, 0, 2);
+        __builtin_prefetch(a + (p + (size_t)A_PREFETCH_STEPS(nv)) * MR);
         UNROLLED (int v = 0; v < nv; v++) {
             bv[v] = vf_loadu(b + p * ldb + (size_t)v * VF_LANES);
             if (pack_to) vf_store(pack_to + p * width + (size_t)v * VF_LANES, bv[v]);
@@ -91,6 +100,9 @@ void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half)(size_t k, const float *restrict a
  * time beside it), nc and chains constants per case so they stay in registers. Past nc,
  * up to nr, C gets zeros. */
 #define COLS_MAX 8
+/* A's panel asked for this many steps ahead (1-3 cycles each): F(4x4) on 7x7 maps is this
+ * kernel alone, with U streamed from memory (1 x 512 x 7^2, 1 thread: 4.4-5.1 -> 3.2-4.2 ms). */
+#define COLS_PREFETCH_STEPS 128
 
 static ALWAYS_INLINE void cols_sums(const int nc, const int chains, size_t k, const float *restrict a,
                                     const float *restrict b, size_t ldb, float out[COLS_MAX][VF_LANES]) {
@@ -104,6 +116,7 @@ static ALWAYS_INLINE void cols_sums(const int nc, const int chains, size_t k, co
     size_t p = 0;
     for (; p + (size_t)chains <= whole; p += (size_t)chains)
         UNROLLED (int h = 0; h < chains; h++) {
+            __builtin_prefetch(a + (p + (size_t)h + COLS_PREFETCH_STEPS) * MR);
             const vf av = vf_loadu(a + (p + (size_t)h) * MR);
             UNROLLED (int j = 0; j < nc; j++)
                 sum[h][j] = vf_fma(av, vf_set1(b[(p + (size_t)h) * ldb + (size_t)j]), sum[h][j]);
