@@ -6,8 +6,10 @@
  * from a zero-padded copy of it. Weights are packed to [group][channel block][tap][block
  * width] (zero past K/G), so a tap's channel vectors are consecutive. Strides and dilations
  * only change the two plan-time tables (pixel bases, tap offsets), not the work per output.
- * Every output is one register's sum over the taps in order (input channel, kernel row,
- * kernel column), then bias and ReLU: the same bits whatever thread computes it.
+ * Taps go kernel row by kernel row (r, then input channel, then kernel column), so that
+ * a tile whose output rows all see kernel row r in the padding skips r's taps as one range.
+ * Every output is one register's sum over its tile's taps in that order, then bias and
+ * ReLU: the same bits whatever thread computes it.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,7 +27,8 @@ struct ig_geometry {
     int64_t h, w;           /* the input plane */
     int64_t hp, wp;         /* the plane the taps read: x's own, or the zero-padded copy's */
     int copy;               /* whether the windows reach into the padding (then they read a copy) */
-    int64_t taps;           /* C/G·R·S */
+    int64_t taps;           /* C/G·R·S, kernel row major: tap (r, c, s) is (r·C/G + c)·S + s */
+    int64_t row_taps;       /* taps per kernel row, C/G·S */
     int64_t px, nv, lanes;  /* the tile: px pixels x nv vectors of `lanes` channels */
     int64_t block;          /* channels per block, nv·lanes */
     int64_t blocks;         /* channel blocks per group, ceil(K/G / block) */
@@ -61,6 +64,7 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     g->hp = g->copy ? rows : d->h;
     g->wp = g->copy ? cols : d->w;
     g->taps = g->cg * d->r * d->s;
+    g->row_taps = g->cg * d->s;
     g->px = (int64_t)kern->implicit_gemm_px;
     g->nv = (int64_t)kern->implicit_gemm_nv;
     g->lanes = (int64_t)kern->lanes;
@@ -150,17 +154,22 @@ struct ig_state {
     float *packed;        /* plan-time weights packed, or NULL */
 };
 
-/* Pack w (K x C/G x R x S) into [group][block][tap][block width], zero past K/G. */
-static void pack_weights(const struct ig_geometry *g, const float *w, float *packed) {
+/* Pack w (K x C/G x R x S) into [group][block][tap][block width], taps kernel row major,
+ * zero past K/G. */
+static void pack_weights(const struct ig_geometry *g, int64_t r_taps, const float *w, float *packed) {
+    const int64_t s_taps = g->row_taps / g->cg;
     for (int64_t grp = 0; grp < g->groups; grp++)
         for (int64_t b = 0; b < g->blocks; b++) {
             int64_t width = block_vectors(g, b) * g->lanes;
             float *dst = packed + (grp * g->blocks + b) * g->taps * g->block;
-            for (int64_t t = 0; t < g->taps; t++)
-                for (int64_t j = 0; j < width; j++) {
-                    int64_t kk = b * g->block + j;
-                    dst[t * width + j] = kk < g->kg ? w[(grp * g->kg + kk) * g->taps + t] : 0.0f;
-                }
+            for (int64_t r = 0, t = 0; r < r_taps; r++)
+                for (int64_t c = 0; c < g->cg; c++)
+                    for (int64_t sc = 0; sc < s_taps; sc++, t++)
+                        for (int64_t j = 0; j < width; j++) {
+                            int64_t kk = b * g->block + j;
+                            dst[t * width + j] =
+                                kk < g->kg ? w[(grp * g->kg + kk) * g->taps + (c * r_taps + r) * s_taps + sc] : 0.0f;
+                        }
         }
 }
 
@@ -188,14 +197,14 @@ static fconv_status ig_prepare(fconv_plan *plan) {
         ig_release(plan);
         return fconv_fail(FCONV_ENOMEM, "implicit-gemm: out of memory for the offset tables and weights");
     }
-    for (int64_t c = 0, t = 0; c < g.cg; c++)
-        for (int64_t r = 0; r < d->r; r++)
+    for (int64_t r = 0, t = 0; r < d->r; r++)
+        for (int64_t c = 0; c < g.cg; c++)
             for (int64_t sc = 0; sc < d->s; sc++, t++)
                 s->tap_offsets[t] = (int32_t)((c * g.hp + r * d->dilation_h) * g.wp + sc * d->dilation_w);
     for (int64_t p = 0; p < g.p; p++)
         for (int64_t q = 0; q < g.q; q++)
             s->pixel_bases[p * g.q + q] = (int32_t)(p * d->stride_h * g.wp + q * d->stride_w);
-    if (plan->weights) pack_weights(&g, plan->weights, s->packed);
+    if (plan->weights) pack_weights(&g, d->r, plan->weights, s->packed);
     return FCONV_OK;
 }
 
@@ -231,6 +240,7 @@ static void pad_channel_task(const void *vctx, size_t c) {
 
 struct tile_ctx {
     const struct ig_geometry *g;
+    const fconv_conv2d_desc *d;
     const struct fconv_kernels *kern;
     const struct ig_state *s;
     const float *x;      /* the pass's first image (or its padded copy), all C channels */
@@ -255,10 +265,22 @@ static void tile_task(const void *vctx, size_t j, size_t i) {
     const float *bases[FCONV_IMPLICIT_GEMM_PX_MAX];
     for (int64_t e = 0; e < g->px; e++) /* past the last pixel: repeat it, its sums are not stored */
         bases[e] = xg + tc->s->pixel_bases[pix0 + (e < npix ? e : npix - 1)];
-    int64_t k0 = grp * g->kg + b * g->block;
-    tc->kern->implicit_gemm_tile((size_t)g->taps, bases, tc->s->tap_offsets,
-                                 tc->packed + (grp * g->blocks + b) * g->taps * g->block,
-                                 (size_t)block_vectors(g, b), y + k0 * pixels + pix0, (size_t)pixels,
+    /* Kernel rows [r0, r1) read inside the image for some output row of the tile: the
+     * others read only the copy's zero rows and are left out (with pad 1 the top row of a
+     * stride-2 layer's 7x7 output, a seventh of its tiles, skips a third of its taps; a
+     * tile whose windows all lie in the padding runs no tap and stores the bias). */
+    const fconv_conv2d_desc *d = tc->d;
+    int64_t r0 = 0, r1 = d->r;
+    if (g->copy) {
+        const int64_t top = pix0 / g->q * d->stride_h - d->pad_top;          /* first row's r = 0 */
+        const int64_t bottom = (pix0 + npix - 1) / g->q * d->stride_h - d->pad_top; /* last row's */
+        while (r0 < r1 && bottom + r0 * d->dilation_h < 0) r0++;
+        while (r1 > r0 && top + (r1 - 1) * d->dilation_h >= g->h) r1--;
+    }
+    int64_t k0 = grp * g->kg + b * g->block, t0 = r0 * g->row_taps, nv = block_vectors(g, b);
+    tc->kern->implicit_gemm_tile((size_t)((r1 - r0) * g->row_taps), bases, tc->s->tap_offsets + t0,
+                                 tc->packed + (grp * g->blocks + b) * g->taps * g->block + t0 * nv * g->lanes,
+                                 (size_t)nv, y + k0 * pixels + pix0, (size_t)pixels,
                                  (size_t)npix, (size_t)block_channels(g, b), tc->bias ? tc->bias + k0 : NULL, tc->relu);
 }
 
@@ -273,10 +295,10 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
     const float *packed = s->packed;
     if (!plan->weights) {
         float *scratch = (float *)(ws + l.padded);
-        pack_weights(&g, w, scratch);
+        pack_weights(&g, d->r, w, scratch);
         packed = scratch;
     }
-    struct tile_ctx tc = {&g, plan->kernels, s, x, packed, d->has_bias ? bias : NULL, y,
+    struct tile_ctx tc = {&g, d, plan->kernels, s, x, packed, d->has_bias ? bias : NULL, y,
                           d->activation == FCONV_ACTIVATION_RELU};
     for (int64_t n0 = 0; n0 < g.n; n0 += g.pass) {
         int64_t images = g.n - n0 < g.pass ? g.n - n0 : g.pass;

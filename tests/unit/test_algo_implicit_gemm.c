@@ -4,7 +4,7 @@
  * the first (the random layers have at most 9 channels per group: one vector on AVX-512),
  * pixel counts that leave a partial last tile, a one-pixel output (the transposing store's
  * stride is 1), windows that stay inside the image (no padded copy) or reach one side's
- * padding only, batches split into passes of padded copies, NaN through ReLU, and the
+ * padding only, or lie wholly in it (the kernel rows a tile skips), batches split into passes of padded copies, NaN through ReLU, and the
  * workspace formula. Run once per ISA (tests.cmake).
  */
 #include <math.h>
@@ -87,6 +87,13 @@ static void test_pixels_and_windows(void) {
                                     .pad_left = 1, .pad_bottom = 2, .pad_right = 2});
     check_layer((fconv_conv2d_desc){.n = 1, .c = 3, .h = 23, .w = 17, .k = 9, .r = 2, .s = 2, .stride_h = 4,
                                     .stride_w = 5, .pad_top = 1});
+    /* padding deeper than the kernel: the first and last rows' windows lie wholly in it (no
+     * tap: the bias alone), the next ones in part (kernel rows skipped per tile) */
+    check_layer((fconv_conv2d_desc){.n = 2, .c = 3, .h = 5, .w = 6, .k = 20, .r = 3, .s = 3, .pad_top = 4,
+                                    .pad_left = 1, .pad_bottom = 4, .pad_right = 1, .has_bias = 1,
+                                    .activation = FCONV_ACTIVATION_RELU});
+    check_layer((fconv_conv2d_desc){.n = 1, .c = 5, .h = 9, .w = 4, .k = 17, .r = 3, .s = 3, .stride_h = 2,
+                                    .dilation_h = 3, .pad_top = 5, .pad_bottom = 6, .has_bias = 1});
     /* padded copies of 2.7 MB: three images to a pass, then the fourth alone */
     check_layer((fconv_conv2d_desc){.n = 4, .c = 64, .h = 100, .w = 100, .k = 8, .r = 3, .s = 3, .pad_top = 1,
                                     .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1});
