@@ -334,7 +334,10 @@ def main():
            f"{STEAL_TRIES} times, the fastest kept: {retaken[0]} retakes for {retaken[1]} timings in this run.",
            roof_text,
            "ratio = peer ms / fastconv ms (> 1: fastconv is faster). fastconv runs AUTO through "
-           "`fastconv bench`, in-process timing; peers in-process on preallocated arrays.", "",
+           "`fastconv bench`, in-process timing; peers in-process on preallocated arrays. fastconv reads "
+           "and writes NCHW; oneDNN (bench/onednn_bench.cpp) runs in the layouts it prefers (format "
+           "`any`: channel-blocked, nChw16c-style on AVX-512), its reorders from and to NCHW left out of "
+           "the timing, as a framework keeping blocked tensors between layers would run it.", "",
            "| group | problem | fastconv (auto algo) ms | GFLOP/s | % peak | peer | peer ms | ratio |",
            "|---|---|---|---|---|---|---|---|"]
     for r in rows:
