@@ -125,11 +125,29 @@ static fconv_status ig_supports(const fconv_plan *plan, char *why, size_t why_le
     return FCONV_OK;
 }
 
+/* The transposing store of a tile writes a few floats into each of a block's channel rows,
+ * one output plane apart. Where the planes are a multiple of 4 KiB (224^2 maps) those rows
+ * all fall into one or a few sets of the 8-way, 64-set L1 and evict each other between the
+ * tiles that fill a line: 1 thread, 3 -> 64 3x3 on 224^2 spent ~880 cycles per tile beyond
+ * its 756 multiply-adds, the stem on 112^2 ~420. Seconds per output, ~0.25 ns, 0.55 there. */
+static double store_seconds_per_output(const struct ig_geometry *g) {
+    const int64_t plane_bytes = g->p * g->q * (int64_t)sizeof(float), rows = g->block < g->kg ? g->block : g->kg;
+    char hit[64] = {0};
+    int64_t sets = 0;
+    for (int64_t k = 0; k < rows; k++) { /* the L1 sets of the rows' first lines */
+        int64_t set = k * plane_bytes / 64 % 64;
+        sets += !hit[set];
+        hit[set] = 1;
+    }
+    return sets * 8 < 2 * rows ? 0.55e-9 : 0.25e-9; /* fewer ways than two lines per row */
+}
+
 /*
  * Seconds: the tiles' multiply-adds (whole tiles and channel vectors, padding lanes included)
  * at the ISA's rate, fitted on the 2-core Zen 4 VM on ResNet-50's strided layers and stem (one
  * thread: AVX-512 7 x 64 tile 104-111 GFLOP/s, AVX2 6 x 16 94-101, scalar 7; two threads
- * scale by 1.95-2.05), plus the copy into the padded image and the transposing stores.
+ * scale by 1.95-2.05), plus the copy into the padded image and the transposing stores
+ * (store_seconds_per_output).
  */
 static double ig_cost(const fconv_plan *plan) {
     struct ig_geometry g;
@@ -143,7 +161,7 @@ static double ig_cost(const fconv_plan *plan) {
     double outputs = (double)g.n * (double)g.k * (double)(g.p * g.q);
     double copy = g.copy ? fconv_stream_seconds(8.0 * (double)(g.c * g.hp * g.wp)) * (double)g.n : 0.0;
     double threads = plan->threads > 1 ? plan->threads : 1;
-    return (2.0 * macs / rate + copy + 0.2e-9 * outputs) / threads + 2e-6;
+    return (2.0 * macs / rate + copy + store_seconds_per_output(&g) * outputs) / threads + 2e-6;
 }
 
 /* ---- plan state ------------------------------------------------------------------------ */
@@ -156,19 +174,18 @@ struct ig_state {
 
 /* Pack w (K x C/G x R x S) into [group][block][tap][block width], taps kernel row major,
  * zero past K/G. */
-static void pack_weights(const struct ig_geometry *g, int64_t r_taps, const float *w, float *packed) {
-    const int64_t s_taps = g->row_taps / g->cg;
+static void pack_weights(const struct ig_geometry *g, const float *w, float *packed) {
+    const int64_t kr = g->taps / g->row_taps, ks = g->row_taps / g->cg; /* kernel rows, columns */
     for (int64_t grp = 0; grp < g->groups; grp++)
         for (int64_t b = 0; b < g->blocks; b++) {
             int64_t width = block_vectors(g, b) * g->lanes;
             float *dst = packed + (grp * g->blocks + b) * g->taps * g->block;
-            for (int64_t r = 0, t = 0; r < r_taps; r++)
+            for (int64_t r = 0, t = 0; r < kr; r++)
                 for (int64_t c = 0; c < g->cg; c++)
-                    for (int64_t sc = 0; sc < s_taps; sc++, t++)
+                    for (int64_t sc = 0; sc < ks; sc++, t++)
                         for (int64_t j = 0; j < width; j++) {
                             int64_t kk = b * g->block + j;
-                            dst[t * width + j] =
-                                kk < g->kg ? w[(grp * g->kg + kk) * g->taps + (c * r_taps + r) * s_taps + sc] : 0.0f;
+                            dst[t * width + j] = kk < g->kg ? w[(grp * g->kg + kk) * g->taps + (c * kr + r) * ks + sc] : 0.0f;
                         }
         }
 }
@@ -204,7 +221,7 @@ static fconv_status ig_prepare(fconv_plan *plan) {
     for (int64_t p = 0; p < g.p; p++)
         for (int64_t q = 0; q < g.q; q++)
             s->pixel_bases[p * g.q + q] = (int32_t)(p * d->stride_h * g.wp + q * d->stride_w);
-    if (plan->weights) pack_weights(&g, d->r, plan->weights, s->packed);
+    if (plan->weights) pack_weights(&g, plan->weights, s->packed);
     return FCONV_OK;
 }
 
@@ -295,7 +312,7 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
     const float *packed = s->packed;
     if (!plan->weights) {
         float *scratch = (float *)(ws + l.padded);
-        pack_weights(&g, d->r, w, scratch);
+        pack_weights(&g, w, scratch);
         packed = scratch;
     }
     struct tile_ctx tc = {&g, d, plan->kernels, s, x, packed, d->has_bias ? bias : NULL, y,

@@ -3,9 +3,10 @@
  * implicit-gemm: output-channel counts that fill 2, 3 and 4 vectors of a tile and blocks past
  * the first (the random layers have at most 9 channels per group: one vector on AVX-512),
  * pixel counts that leave a partial last tile, a one-pixel output (the transposing store's
- * stride is 1), windows that stay inside the image (no padded copy) or reach one side's
- * padding only, or lie wholly in it (the kernel rows a tile skips), batches split into passes of padded copies, NaN through ReLU, and the
- * workspace formula. Run once per ISA (tests.cmake).
+ * stride is 1), windows that stay inside the image (no padded copy), reach one side's
+ * padding only or lie wholly in it (the kernel rows a tile skips), batches split into
+ * passes of padded copies, NaN through ReLU, and the workspace formula. Run once per ISA
+ * (tests.cmake).
  */
 #include <math.h>
 #include <stdint.h>

@@ -9,6 +9,7 @@
  * fconv_gemm_ukernel_fn, gemm_ukernel_half and fconv_gemm_ukernel_cols_fn in core/dispatch.h.
  */
 #include <assert.h>
+#include <stdint.h>
 
 #include "core/dispatch.h"
 #include "simd/vec.h"
@@ -28,6 +29,13 @@
  * one at 32 columns; no change where A is reused from L1. */
 #define A_PREFETCH_STEPS(nv) (32 * NV / (nv))
 
+/* Asks for A's row `step` into L1; past the panel's end this is the next panel (packed U
+ * holds them back to back), or nothing: addressed as an integer, as no pointer may point
+ * there. */
+static inline void prefetch_a(const float *a, size_t step) {
+    __builtin_prefetch((const void *)((uintptr_t)a + step * MR * sizeof(float)));
+}
+
 /* The tile of nv vectors per row (NV or NV/2) from B rows ldb floats apart, each B row
  * also stored to pack_to (a packed sliver) where that is not NULL. */
 static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict a, const float *restrict b,
@@ -43,7 +51,7 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
         vf bv[NV];
         if (pack_to)
             UNROLLED (int v = 0; v < nv; v++) __builtin_prefetch(b + (p + PACK_PREFETCH_ROWS) * ldb + (size_t)v * VF_LANES, 0, 2);
-        __builtin_prefetch(a + (p + (size_t)A_PREFETCH_STEPS(nv)) * MR);
+        prefetch_a(a, p + (size_t)A_PREFETCH_STEPS(nv));
         UNROLLED (int v = 0; v < nv; v++) {
             bv[v] = vf_loadu(b + p * ldb + (size_t)v * VF_LANES);
             if (pack_to) vf_store(pack_to + p * width + (size_t)v * VF_LANES, bv[v]);
@@ -116,7 +124,7 @@ static ALWAYS_INLINE void cols_sums(const int nc, const int chains, size_t k, co
     size_t p = 0;
     for (; p + (size_t)chains <= whole; p += (size_t)chains)
         UNROLLED (int h = 0; h < chains; h++) {
-            __builtin_prefetch(a + (p + (size_t)h + COLS_PREFETCH_STEPS) * MR);
+            prefetch_a(a, p + (size_t)h + COLS_PREFETCH_STEPS);
             const vf av = vf_loadu(a + (p + (size_t)h) * MR);
             UNROLLED (int j = 0; j < nc; j++)
                 sum[h][j] = vf_fma(av, vf_set1(b[(p + (size_t)h) * ldb + (size_t)j]), sum[h][j]);
