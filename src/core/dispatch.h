@@ -94,6 +94,16 @@ typedef void (*fconv_copy_stride2_fn)(float *dst, const float *src, size_t n);
  */
 typedef void (*fconv_wino_f4_gather_fn)(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
                                         size_t dst_step);
+/*
+ * The same for a map four tiles wide (14x14, 16x16 outputs), whole tile rows at a time: tile
+ * t < ntiles (a multiple of 4) is column t % 4 of tile row t / 4, and for i, j < 6
+ * dst[(i*6 + j)*dst_step + t] = rows[(t/4)*6 + i][col0 + 4*(t%4) + j], or 0 where rows[...]
+ * is NULL (a padding row) or that column is outside [0, w). Reads rows[.][0 .. w-1] only;
+ * dst_step >= ntiles. One vector holds up to four tile rows, where the run gather spends a
+ * call and a partial vector on each 4-tile run.
+ */
+typedef void (*fconv_wino_f4_gather_grid_fn)(const float *const *rows, int64_t col0, int64_t w, size_t ntiles,
+                                             float *dst, size_t dst_step);
 
 /*
  * Its output scatter, one output row of a run of tiles: for r < run and j < 4 with
@@ -164,6 +174,7 @@ struct fconv_kernels {
     fconv_gemm_pack_b_fn gemm_pack_b;
     fconv_copy_stride2_fn im2col_copy_stride2;
     fconv_wino_f4_gather_fn wino_f4_gather;
+    fconv_wino_f4_gather_grid_fn wino_f4_gather_grid;
     fconv_wino_f4_scatter_fn wino_f4_scatter;
     fconv_wino_input_fn wino_input[3];
     fconv_wino_output_fn wino_output[3];
@@ -210,6 +221,13 @@ void fconv_wino_f4_gather_kernel__avx2(const float *xr, int64_t col0, int64_t w,
                                        size_t dst_step);
 void fconv_wino_f4_gather_kernel__avx512(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
                                          size_t dst_step);
+#define FCONV_DECLARE_WINO_GATHER_GRID(isa)                                                             \
+    void fconv_wino_f4_gather_grid_kernel__##isa(const float *const *rows, int64_t col0, int64_t w, size_t ntiles, \
+                                                 float *dst, size_t dst_step);
+FCONV_DECLARE_WINO_GATHER_GRID(scalar)
+FCONV_DECLARE_WINO_GATHER_GRID(avx2)
+FCONV_DECLARE_WINO_GATHER_GRID(avx512)
+#undef FCONV_DECLARE_WINO_GATHER_GRID
 
 void fconv_wino_f4_scatter_kernel__scalar(const float *src, size_t src_step, size_t run, float *yrow,
                                           int64_t q0, int64_t out_w, const float *bias, int relu);

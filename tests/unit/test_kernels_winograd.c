@@ -1,8 +1,9 @@
 /*
- * test_kernels_winograd.c — the Winograd F(4x4, 3x3) input gather (kernels/winograd) on
- * every ISA this machine runs, against its definition: rows of every width around the
- * vector sizes, runs that start left of the row (padding), end past it, or lie inside, and
- * a guard that nothing is written past the run. ISAs the CPU lacks are reported as skipped.
+ * test_kernels_winograd.c — the Winograd F(4x4, 3x3) input gathers and output scatter
+ * (kernels/winograd) on every ISA this machine runs, against their definitions: rows of
+ * every width around the vector sizes, runs that start left of the row (padding), end past
+ * it, or lie inside, grids of 1-16 tile rows with padding rows, and a guard that nothing is
+ * written past the run. ISAs the CPU lacks are reported as skipped.
  */
 #include "core/dispatch.h"
 #include "test-isa.h"
@@ -47,6 +48,43 @@ static void test_gather_all_isas(void) {
             int64_t w = test_rand_int(1, 700), col0 = test_rand_int(-3, w);
             check_gather(k, w, col0, (size_t)test_rand_int(0, 200));
         }
+    }
+}
+
+/* The grid gather: ntiles / 4 tile rows of 6 patch rows each over rows of width w, some of
+ * them NULL (padding), against the definition, with a guard past ntiles. */
+static void check_gather_grid(const struct fconv_kernels *k, int64_t w, int64_t col0, size_t ntiles) {
+    const size_t nrows = ntiles / 4 * 6, step = ntiles + 5;
+    float *x = malloc(sizeof(float) * nrows * (size_t)w), *dst = malloc(sizeof(float) * 36 * step);
+    const float *rows[4 * 6 * 4];
+    test_fill_random(x, nrows * (size_t)w);
+    for (size_t r = 0; r < nrows; r++) rows[r] = test_rand_int(0, 5) == 0 ? NULL : x + r * (size_t)w;
+    for (size_t e = 0; e < 36 * step; e++) dst[e] = GUARD;
+    k->wino_f4_gather_grid(rows, col0, w, ntiles, dst, step);
+    int bad = 0;
+    for (size_t ij = 0; ij < 36 && !bad; ij++)
+        for (size_t t = 0; t < step && !bad; t++) {
+            const float *row = t < ntiles ? rows[t / 4 * 6 + ij / 6] : NULL;
+            int64_t col = col0 + 4 * (int64_t)(t % 4) + (int64_t)(ij % 6);
+            float want = t >= ntiles ? GUARD : row && col >= 0 && col < w ? row[col] : 0.0f;
+            if (dst[ij * step + t] != want) {
+                CHECKF(0, "%s w=%lld col0=%lld ntiles=%zu: element (%zu, %zu) of tile %zu is %g, want %g", k->name,
+                       (long long)w, (long long)col0, ntiles, ij / 6, ij % 6, t, (double)dst[ij * step + t],
+                       (double)want);
+                bad = 1;
+            }
+        }
+    free(x);
+    free(dst);
+}
+
+static void test_gather_grid_all_isas(void) {
+    for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
+        const struct fconv_kernels *k = test_isa_kernels("test_kernels_winograd", (fconv_isa)isa);
+        if (!k) continue;
+        for (int64_t w = 1; w <= 24; w++)
+            for (int64_t col0 = -3; col0 <= 2; col0++)
+                for (size_t ntiles = 4; ntiles <= 64; ntiles += 4) check_gather_grid(k, w, col0, ntiles);
     }
 }
 
@@ -96,6 +134,7 @@ static void test_scatter_all_isas(void) {
 int main(void) {
     test_init();
     TEST(test_gather_all_isas);
+    TEST(test_gather_grid_all_isas);
     TEST(test_scatter_all_isas);
     return test_finish();
 }

@@ -54,6 +54,40 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_kernel)(const float *xr, int64_t col0
     }
 }
 
+void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_grid_kernel)(const float *const *rows, int64_t col0, int64_t w,
+                                                        size_t ntiles, float *dst, size_t dst_step) {
+    assert(rows && dst && ntiles % 4 == 0 && dst_step >= ntiles);
+    /* VF_LANES tiles are 4*VF_LANES floats of the tile rows' 16 columns laid end to end
+     * (a vector's worth never crosses a tile row: VF_LANES divides 16), so the run gather's
+     * deinterleave by 4 serves: in[k] from columns c .. c + VF_LANES - 1 of its tile row
+     * gives patch columns 0-3, the same 4 columns to the right columns 4 and 5. */
+    for (size_t t0 = 0; t0 < ntiles; t0 += VF_LANES) {
+        const size_t n = ntiles - t0 < VF_LANES ? ntiles - t0 : VF_LANES;
+        for (size_t i = 0; i < 6; i++) {
+            vf in[4], in4[4], o[4], o4[4];
+            for (int k = 0; k < 4; k++) {
+                const size_t f = 4 * t0 + (size_t)k * VF_LANES, tr = f / 16;
+                const float *xr = tr < ntiles / 4 ? rows[tr * 6 + i] : NULL;
+                const int64_t c = col0 + (int64_t)(f % 16);
+                in[k] = xr ? columns(xr, c, w) : vf_zero();
+                in4[k] = xr ? columns(xr, c + 4, w) : vf_zero();
+            }
+            vf_deinterleave4(in, o);
+            vf_deinterleave4(in4, o4);
+            float *d = dst + i * 6 * dst_step + t0;
+            if (n == VF_LANES) {
+                for (size_t j = 0; j < 4; j++) vf_storeu(d + j * dst_step, o[j]);
+                vf_storeu(d + 4 * dst_step, o4[0]);
+                vf_storeu(d + 5 * dst_step, o4[1]);
+            } else {
+                for (size_t j = 0; j < 4; j++) vf_storeu_partial(d + j * dst_step, o[j], n);
+                vf_storeu_partial(d + 4 * dst_step, o4[0], n);
+                vf_storeu_partial(d + 5 * dst_step, o4[1], n);
+            }
+        }
+    }
+}
+
 void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_kernel)(const float *src, size_t src_step, size_t run,
                                                     float *yrow, int64_t q0, int64_t out_w,
                                                     const float *bias, int relu) {
