@@ -411,7 +411,22 @@ static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, floa
     int64_t kk = (int64_t)(group * (size_t)g->kg + k), mi = (int64_t)m;
     int has_bias = u->bias != NULL, relu = g->relu;
     float b = has_bias ? u->bias[kk] : 0.0f;
-    for (size_t t = 0; t < nt;) { /* a tile-row run at a time, as in input_channel */
+    const int grid = mi == 4 && g->tiles_w == 4 && g->y_q == 1; /* as in input_channel */
+    for (size_t t = 0; t < nt && grid;) {
+        int64_t n, ty, tx;
+        tile_coords(g, t0 + t, &n, &ty, &tx);
+        size_t trows = (size_t)(g->tiles_h - ty);
+        if (trows > 4) trows = 4;
+        if (trows > (nt - t) / 4) trows = (nt - t) / 4;
+        float *yrows[4 * 4];
+        for (size_t e = 0; e < trows * 4; e++) {
+            int64_t row = (ty + (int64_t)(e / 4)) * mi + (int64_t)(e % 4);
+            yrows[e] = row < g->out_h ? u->y + n * g->y_n + kk * g->y_k + row * g->y_p : NULL;
+        }
+        g->kern->wino_f4_scatter_grid(out + t, tb, trows * 4, yrows, g->out_w, has_bias ? &b : NULL, relu);
+        t += trows * 4;
+    }
+    for (size_t t = 0; t < nt && !grid;) { /* a tile-row run at a time, as in input_channel */
         int64_t n, ty, tx;
         tile_coords(g, t0 + t, &n, &ty, &tx);
         size_t run = (size_t)(g->tiles_w - tx);

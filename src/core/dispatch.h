@@ -112,6 +112,14 @@ typedef void (*fconv_wino_f4_gather_grid_fn)(const float *const *rows, int64_t c
  */
 typedef void (*fconv_wino_f4_scatter_fn)(const float *src, size_t src_step, size_t run, float *yrow,
                                          int64_t q0, int64_t out_w, const float *bias, int relu);
+/*
+ * Its twin for maps four tiles wide (out_w <= 16), whole tile rows at a time: for tile
+ * t < ntiles (a multiple of 4), i, j < 4 and q = 4*(t%4) + j < out_w, where
+ * yrows[(t/4)*4 + i] is not NULL (an output row past the map's end is),
+ * yrows[(t/4)*4 + i][q] = src[(i*4 + j)*src_step + t] (+ *bias), then max(0, .) if relu.
+ */
+typedef void (*fconv_wino_f4_scatter_grid_fn)(const float *src, size_t src_step, size_t ntiles,
+                                              float *const *yrows, int64_t out_w, const float *bias, int relu);
 
 /*
  * The Winograd tile transforms (kernels/winograd/winograd-tiles.c), many tiles at once in the
@@ -176,6 +184,7 @@ struct fconv_kernels {
     fconv_wino_f4_gather_fn wino_f4_gather;
     fconv_wino_f4_gather_grid_fn wino_f4_gather_grid;
     fconv_wino_f4_scatter_fn wino_f4_scatter;
+    fconv_wino_f4_scatter_grid_fn wino_f4_scatter_grid;
     fconv_wino_input_fn wino_input[3];
     fconv_wino_output_fn wino_output[3];
     fconv_fft_rows_forward_fn fft_rows_forward;
@@ -223,7 +232,9 @@ void fconv_wino_f4_gather_kernel__avx512(const float *xr, int64_t col0, int64_t 
                                          size_t dst_step);
 #define FCONV_DECLARE_WINO_GATHER_GRID(isa)                                                             \
     void fconv_wino_f4_gather_grid_kernel__##isa(const float *const *rows, int64_t col0, int64_t w, size_t ntiles, \
-                                                 float *dst, size_t dst_step);
+                                                 float *dst, size_t dst_step);                                    \
+    void fconv_wino_f4_scatter_grid_kernel__##isa(const float *src, size_t src_step, size_t ntiles,               \
+                                                  float *const *yrows, int64_t out_w, const float *bias, int relu);
 FCONV_DECLARE_WINO_GATHER_GRID(scalar)
 FCONV_DECLARE_WINO_GATHER_GRID(avx2)
 FCONV_DECLARE_WINO_GATHER_GRID(avx512)

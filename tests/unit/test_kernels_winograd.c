@@ -2,8 +2,8 @@
  * test_kernels_winograd.c — the Winograd F(4x4, 3x3) input gathers and output scatter
  * (kernels/winograd) on every ISA this machine runs, against their definitions: rows of
  * every width around the vector sizes, runs that start left of the row (padding), end past
- * it, or lie inside, grids of 1-16 tile rows with padding rows, and a guard that nothing is
- * written past the run. ISAs the CPU lacks are reported as skipped.
+ * it, or lie inside, grids of 1-16 tile rows with padding rows (and output rows past the
+ * map), and a guard that nothing is written past the run or the row. ISAs the CPU lacks are reported as skipped.
  */
 #include "core/dispatch.h"
 #include "test-isa.h"
@@ -88,6 +88,49 @@ static void test_gather_grid_all_isas(void) {
     }
 }
 
+/* The grid scatter: ntiles / 4 tile rows of 4 output rows each, some NULL (past the map),
+ * rows out_w wide with a guard after them. */
+static void check_scatter_grid(const struct fconv_kernels *k, int64_t out_w, size_t ntiles, int with_bias, int relu) {
+    const size_t nrows = ntiles / 4 * 4, step = ntiles + 3, width = (size_t)out_w + 20;
+    float *src = malloc(sizeof(float) * 16 * step), *y = malloc(sizeof(float) * nrows * width);
+    float *yrows[4 * 16];
+    test_fill_random(src, 16 * step);
+    src[step + 1] = NAN; /* tile 1, element (0, 1) */
+    for (size_t e = 0; e < nrows * width; e++) y[e] = GUARD;
+    for (size_t r = 0; r < nrows; r++) yrows[r] = test_rand_int(0, 6) == 0 ? NULL : y + r * width;
+    float bias = -0.125f;
+    k->wino_f4_scatter_grid(src, step, ntiles, yrows, out_w, with_bias ? &bias : NULL, relu);
+    int bad = 0;
+    for (size_t r = 0; r < nrows && !bad; r++)
+        for (size_t q = 0; q < width && !bad; q++) {
+            float want = GUARD;
+            if (yrows[r] && (int64_t)q < out_w) {
+                size_t t = r / 4 * 4 + q / 4, i = r % 4, j = q % 4;
+                want = src[(i * 4 + j) * step + t];
+                if (with_bias) want += bias;
+                if (relu && want < 0.0f) want = 0.0f;
+            }
+            float got = y[r * width + q];
+            if (!(got == want || (isnan(got) && isnan(want)))) {
+                CHECKF(0, "%s out_w=%lld ntiles=%zu bias=%d relu=%d: row %zu column %zu is %g, want %g", k->name,
+                       (long long)out_w, ntiles, with_bias, relu, r, q, (double)got, (double)want);
+                bad = 1;
+            }
+        }
+    free(src);
+    free(y);
+}
+
+static void test_scatter_grid_all_isas(void) {
+    for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
+        const struct fconv_kernels *k = test_isa_kernels("test_kernels_winograd", (fconv_isa)isa);
+        if (!k) continue;
+        for (int64_t out_w = 1; out_w <= 16; out_w++)
+            for (size_t ntiles = 4; ntiles <= 64; ntiles += 4)
+                for (int v = 0; v < 4; v++) check_scatter_grid(k, out_w, ntiles, v & 1, v >> 1);
+    }
+}
+
 static void check_scatter(const struct fconv_kernels *k, int64_t out_w, int64_t q0, size_t run, int with_bias,
                           int relu) {
     const size_t step = run + 2, len = (size_t)out_w + 40;
@@ -136,5 +179,6 @@ int main(void) {
     TEST(test_gather_all_isas);
     TEST(test_gather_grid_all_isas);
     TEST(test_scatter_all_isas);
+    TEST(test_scatter_grid_all_isas);
     return test_finish();
 }

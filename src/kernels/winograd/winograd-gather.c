@@ -115,3 +115,35 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_kernel)(const float *src, size_t src
         r += n;
     }
 }
+
+void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_grid_kernel)(const float *src, size_t src_step, size_t ntiles,
+                                                         float *const *yrows, int64_t out_w, const float *bias,
+                                                         int relu) {
+    assert(src && yrows && ntiles % 4 == 0 && src_step >= ntiles && out_w <= 16);
+    /* The gather grid's layout backwards: VF_LANES tiles interleaved are 4*VF_LANES floats of
+     * the tile rows' 16 output columns end to end, each tile row's stored from the buffer
+     * out_w wide. */
+    for (size_t t0 = 0; t0 < ntiles; t0 += VF_LANES) {
+        const size_t n = ntiles - t0 < VF_LANES ? ntiles - t0 : VF_LANES;
+        for (size_t i = 0; i < 4; i++) {
+            vf v[4];
+            for (size_t j = 0; j < 4; j++) {
+                const float *s = src + (i * 4 + j) * src_step + t0;
+                v[j] = n == VF_LANES ? vf_loadu(s) : vf_loadu_partial(s, n);
+                if (bias) v[j] = vf_add(v[j], vf_set1(*bias));
+                if (relu) v[j] = vf_max(vf_zero(), v[j]); /* NaN in v[j] gives v[j] */
+            }
+            float buf[4 * VF_LANES];
+            vf_interleave4(v, buf);
+            for (size_t f = 0; f < 4 * n; f += VF_LANES) { /* a piece never crosses a tile row */
+                const size_t tr = (4 * t0 + f) / 16;
+                const int64_t col = (int64_t)((4 * t0 + f) % 16), count = out_w - col;
+                float *yrow = yrows[tr * 4 + i];
+                if (!yrow || count <= 0) continue;
+                if (count >= VF_LANES) vf_storeu(yrow + col, vf_loadu(buf + f));
+                else vf_storeu_partial(yrow + col, vf_loadu(buf + f), (size_t)count);
+            }
+        }
+    }
+}
+
