@@ -281,6 +281,18 @@ static void prefetch_columns(const float *xr, int64_t c0, int64_t len, int64_t w
         __builtin_prefetch(p + b);
 }
 
+/* Maps four tiles wide (F(4x4) on 14x14 and 16x16 outputs) go a few whole tile rows at a
+ * time: the image and tile row of global tile t, the first of its row (blocks start on a
+ * tile row, tb being a multiple of 16, and hold whole ones), and how many tile rows of that
+ * image, up to four, the `left` tiles from t hold. */
+static size_t grid_tile_rows(const struct wino_geometry *g, size_t t, size_t left, int64_t *n, int64_t *ty) {
+    int64_t tx;
+    tile_coords(g, t, n, ty, &tx);
+    size_t rows = (size_t)(g->tiles_h - *ty);
+    if (rows > 4) rows = 4;
+    return rows < left / 4 ? rows : left / 4;
+}
+
 /* Channel c of the unit's group: gather each tile's alpha x alpha patch (zero outside the
  * input) tile-minor into d, transform into V[ξν][c][.]. Tiles are taken a tile-row run at a
  * time, so that for each patch element the copy is one strided read (stride m) per run. */
@@ -295,19 +307,15 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
     const float *xc = u->x + (int64_t)(group * (size_t)g->cg + c) * g->x_c;
     const int grid = m == 4 && g->tiles_w == 4; /* 14x14 and 16x16 maps: whole tile rows per vector */
     for (size_t t = 0; t < nt && grid;) {
-        /* Up to four tile rows of one image: blocks start on a tile row (tb is a multiple
-         * of 16) and hold whole ones. In 4-tile runs, the run gather had been a fifth of a
-         * 1x128x16x16 layer's time (a call and a quarter-full vector per run and row). */
-        int64_t n, ty, tx;
-        tile_coords(g, t0 + t, &n, &ty, &tx);
-        size_t trows = (size_t)(g->tiles_h - ty);
-        if (trows > 4) trows = 4;
-        if (trows > (nt - t) / 4) trows = (nt - t) / 4;
+        /* In 4-tile runs, the run gather had been a fifth of a 1x128x16x16 layer's time (a
+         * call and a quarter-full vector per run and row). */
+        int64_t n, ty;
+        const size_t trows = grid_tile_rows(g, t0 + t, nt - t, &n, &ty);
         const float *rows[4 * 6];
         for (size_t e = 0; e < trows * 6; e++) {
             int64_t row = (ty + (int64_t)(e / 6)) * m - g->pad_top + (int64_t)(e % 6);
             rows[e] = row >= 0 && row < g->h ? xc + n * g->x_n + row * g->x_h : NULL;
-            if (rows[e] && c + 1 < (size_t)g->cg) prefetch_columns(rows[e] + g->x_c, -g->pad_left, 18, g->w);
+            if (rows[e] && c + 1 < (size_t)g->cg) prefetch_columns(rows[e] + g->x_c, -g->pad_left, 4 * m + 2, g->w);
         }
         g->kern->wino_f4_gather_grid(rows, -g->pad_left, g->w, trows * 4, d + t, tb);
         t += trows * 4;
@@ -413,11 +421,8 @@ static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, floa
     float b = has_bias ? u->bias[kk] : 0.0f;
     const int grid = mi == 4 && g->tiles_w == 4 && g->y_q == 1; /* as in input_channel */
     for (size_t t = 0; t < nt && grid;) {
-        int64_t n, ty, tx;
-        tile_coords(g, t0 + t, &n, &ty, &tx);
-        size_t trows = (size_t)(g->tiles_h - ty);
-        if (trows > 4) trows = 4;
-        if (trows > (nt - t) / 4) trows = (nt - t) / 4;
+        int64_t n, ty;
+        const size_t trows = grid_tile_rows(g, t0 + t, nt - t, &n, &ty);
         float *yrows[4 * 4];
         for (size_t e = 0; e < trows * 4; e++) {
             int64_t row = (ty + (int64_t)(e / 4)) * mi + (int64_t)(e % 4);
