@@ -25,6 +25,27 @@ static inline vf columns(const float *xr, int64_t c, int64_t w) {
                           (size_t)hi);
 }
 
+/* One patch row of n (<= VF_LANES) tiles: columns 0-3 from o, 4 and 5 from col4, col5, at
+ * d + j*step; n lanes wide. */
+static inline void store_patch_row(float *d, size_t step, const vf o[4], vf col4, vf col5, size_t n) {
+    if (n == VF_LANES) {
+        for (size_t j = 0; j < 4; j++) vf_storeu(d + j * step, o[j]);
+        vf_storeu(d + 4 * step, col4);
+        vf_storeu(d + 5 * step, col5);
+    } else {
+        for (size_t j = 0; j < 4; j++) vf_storeu_partial(d + j * step, o[j], n);
+        vf_storeu_partial(d + 4 * step, col4, n);
+        vf_storeu_partial(d + 5 * step, col5, n);
+    }
+}
+
+/* n (<= VF_LANES) outputs from s, the bias added (bias may be NULL), then max(0, .) if relu. */
+static inline vf load_outputs(const float *s, size_t n, const float *bias, int relu) {
+    vf v = n == VF_LANES ? vf_loadu(s) : vf_loadu_partial(s, n);
+    if (bias) v = vf_add(v, vf_set1(*bias));
+    return relu ? vf_max(vf_zero(), v) : v; /* NaN in v gives v */
+}
+
 void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_kernel)(const float *xr, int64_t col0, int64_t w, size_t run,
                                                    float *dst, size_t dst_step) {
     assert(xr && dst && dst_step >= run);
@@ -41,16 +62,7 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_kernel)(const float *xr, int64_t col0
         const int64_t c4 = c + 4 * VF_LANES; /* columns 4, 5 of the block's last tile */
         const float next4 = c4 >= 0 && c4 < w ? xr[c4] : 0.0f, next5 = c4 + 1 >= 0 && c4 + 1 < w ? xr[c4 + 1] : 0.0f;
         vf_deinterleave4(in, o);
-        const vf col4 = vf_shift_in(o[0], next4), col5 = vf_shift_in(o[1], next5);
-        if (n == VF_LANES) {
-            for (size_t j = 0; j < 4; j++) vf_storeu(dst + j * dst_step + r, o[j]);
-            vf_storeu(dst + 4 * dst_step + r, col4);
-            vf_storeu(dst + 5 * dst_step + r, col5);
-        } else {
-            for (size_t j = 0; j < 4; j++) vf_storeu_partial(dst + j * dst_step + r, o[j], n);
-            vf_storeu_partial(dst + 4 * dst_step + r, col4, n);
-            vf_storeu_partial(dst + 5 * dst_step + r, col5, n);
-        }
+        store_patch_row(dst + r, dst_step, o, vf_shift_in(o[0], next4), vf_shift_in(o[1], next5), n);
     }
 }
 
@@ -74,16 +86,7 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_grid_kernel)(const float *const *rows
             }
             vf_deinterleave4(in, o);
             vf_deinterleave4(in4, o4);
-            float *d = dst + i * 6 * dst_step + t0;
-            if (n == VF_LANES) {
-                for (size_t j = 0; j < 4; j++) vf_storeu(d + j * dst_step, o[j]);
-                vf_storeu(d + 4 * dst_step, o4[0]);
-                vf_storeu(d + 5 * dst_step, o4[1]);
-            } else {
-                for (size_t j = 0; j < 4; j++) vf_storeu_partial(d + j * dst_step, o[j], n);
-                vf_storeu_partial(d + 4 * dst_step, o4[0], n);
-                vf_storeu_partial(d + 5 * dst_step, o4[1], n);
-            }
+            store_patch_row(dst + i * 6 * dst_step + t0, dst_step, o, o4[0], o4[1], n);
         }
     }
 }
@@ -98,11 +101,7 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_kernel)(const float *src, size_t src
         const size_t n = run - r < VF_LANES ? run - r : VF_LANES;
         const int64_t q = q0 + 4 * (int64_t)r, avail = out_w - q;
         vf v[4];
-        for (size_t j = 0; j < 4; j++) {
-            v[j] = n == VF_LANES ? vf_loadu(src + j * src_step + r) : vf_loadu_partial(src + j * src_step + r, n);
-            if (bias) v[j] = vf_add(v[j], vf_set1(*bias));
-            if (relu) v[j] = vf_max(vf_zero(), v[j]); /* NaN in v[j] gives v[j] */
-        }
+        for (size_t j = 0; j < 4; j++) v[j] = load_outputs(src + j * src_step + r, n, bias, relu);
         if (n == VF_LANES && avail >= 4 * VF_LANES) {
             vf_interleave4(v, yrow + q);
         } else {
@@ -127,12 +126,7 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_grid_kernel)(const float *src, size_
         const size_t n = ntiles - t0 < VF_LANES ? ntiles - t0 : VF_LANES;
         for (size_t i = 0; i < 4; i++) {
             vf v[4];
-            for (size_t j = 0; j < 4; j++) {
-                const float *s = src + (i * 4 + j) * src_step + t0;
-                v[j] = n == VF_LANES ? vf_loadu(s) : vf_loadu_partial(s, n);
-                if (bias) v[j] = vf_add(v[j], vf_set1(*bias));
-                if (relu) v[j] = vf_max(vf_zero(), v[j]); /* NaN in v[j] gives v[j] */
-            }
+            for (size_t j = 0; j < 4; j++) v[j] = load_outputs(src + (i * 4 + j) * src_step + t0, n, bias, relu);
             float buf[4 * VF_LANES];
             vf_interleave4(v, buf);
             for (size_t f = 0; f < 4 * n; f += VF_LANES) { /* a piece never crosses a tile row */
@@ -146,4 +140,3 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_grid_kernel)(const float *src, size_
         }
     }
 }
-
