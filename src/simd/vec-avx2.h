@@ -69,6 +69,13 @@ static inline vf vf_loadu_lanes(const float *p, size_t lo, size_t hi) {
  * ordered: vf_stream_fence() before another thread may read it). */
 static inline void vf_stream(float *p, vf v) { _mm256_stream_ps(p, v); }
 static inline void vf_stream_fence(void) { _mm_sfence(); }
+/* lo in the lower half of the lanes, hi in the upper: with a micro-kernel tile of half a
+ * vector of rows, two k steps share one multiply-add (kernels/gemm/gemm-ukernel.c). */
+static inline vf vf_set1_halves(float lo, float hi) {
+    return _mm256_insertf128_ps(_mm256_set1_ps(lo), _mm_set1_ps(hi), 1);
+}
+/* The lower half's lanes: lane i + lane i + VF_LANES/2; the upper half holds the same sums. */
+static inline vf vf_fold_halves(vf v) { return _mm256_add_ps(v, _mm256_permute2f128_ps(v, v, 1)); }
 static inline float vf_reduce_add(vf v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));

@@ -41,6 +41,14 @@ static inline vf vf_loadu_lanes(const float *p, size_t lo, size_t hi) {
 static inline void vf_stream(float *p, vf v) { _mm512_stream_ps(p, v); }
 static inline void vf_stream_fence(void) { _mm_sfence(); }
 static inline float vf_reduce_add(vf v) { return _mm512_reduce_add_ps(v); }
+/* lo in lanes [0, 8), hi in [8, 16) (see vec-avx2.h) */
+static inline vf vf_set1_halves(float lo, float hi) {
+    return _mm512_mask_broadcastss_ps(_mm512_set1_ps(lo), (__mmask16)0xFF00u, _mm_set_ss(hi));
+}
+/* Lanes [0, 8): lane i + lane i + 8; lanes [8, 16) hold the same sums. */
+static inline vf vf_fold_halves(vf v) {
+    return _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+}
 /* The 4-way deinterleave of the 4*VF_LANES floats in in[0..3]: o[j][t] = float 4t + j (see
  * vec-avx2.h). */
 static inline void vf_deinterleave4(const vf in[4], vf o[4]) {

@@ -39,6 +39,9 @@ static inline vf vf_loadu_lanes(const float *p, size_t lo, size_t hi) {
 static inline void vf_stream(float *p, vf v) { *p = v; } /* no non-temporal store: plain */
 static inline void vf_stream_fence(void) {}
 static inline float vf_reduce_add(vf v) { return v; }
+/* One lane has no halves (see vec-avx2.h): no kernel takes these where VF_LANES == 1. */
+static inline vf vf_set1_halves(float lo, float hi) { return lo + 0.0f * hi; }
+static inline vf vf_fold_halves(vf v) { return v; }
 /* The 4-way deinterleave of the 4*VF_LANES floats in in[0..3]: o[j][t] = float 4t + j (see
  * vec-avx2.h). */
 static inline void vf_deinterleave4(const vf in[4], vf o[4]) {
