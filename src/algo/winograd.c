@@ -27,6 +27,9 @@
  * between tile blocks (half of it). */
 #define WINO_LLC_BYTES ((size_t)32 << 20)
 #define WINO_U_CACHED_BYTES (WINO_LLC_BYTES / 2)
+/* Outputs at least this large may be streamed (non-temporal stores, see geometry()): as
+ * fft-rows' (algo/fft-rows.c); a smaller one stays cached for whoever reads it next. */
+#define WINO_STREAM_BYTES (8.0 * 1024 * 1024)
 
 /* The problem in conv2d form (filter2d: the lowered, border-extended planar image) and the
  * workspace layout:  [padded image][U][V x vm_workers][M x vm_workers][scratch x scratch_workers]. */
@@ -41,6 +44,7 @@ struct wino_geometry {
     int64_t x_n, x_c, x_h; /* input strides (unit stride along a row) */
     int64_t y_n, y_k, y_p, y_q;
     int relu, block_mode;  /* block_mode: whole units per worker; else phases per unit */
+    int stream;            /* the scatter writes y with non-temporal stores */
     /* packed: the products run on the GEMM micro-kernel of plan->kernels straight from the
      * transforms' output: U is stored as its packed A panels (kg rounded up to mr rows, each
      * mr-row sliver k-major) and V as its packed B panels (nr-tile slivers, channel-major),
@@ -115,6 +119,15 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
         g.y_k = g.out_h * g.out_w;
         g.y_n = d->k * g.y_k;
         g.relu = d->activation == FCONV_ACTIVATION_RELU;
+        /* Large outputs leave through non-temporal stores where every row of y starts where
+         * y does within a vector (rows a whole number of vectors long) and holds at least
+         * four: 2 threads, y 64-byte aligned, medians of 7 alternated runs: 8 x 3 x 224^2 -> 64
+         * 10.7 -> 7.4 ms, 1 x 64 x 224^2 7.8 -> 6.2, 8 x 64 x 112^2 -> 128 24.2 -> 22.1;
+         * 56-wide rows (3.5 vectors: every other row misaligned) and 28-wide ones lost 1-3%. */
+        const size_t lanes = plan->kernels->lanes;
+        g.stream = (double)g.n * (double)d->k * (double)g.out_h * (double)g.out_w * sizeof(float) >=
+                       WINO_STREAM_BYTES &&
+                   (size_t)g.out_w % lanes == 0 && (size_t)g.out_w >= 4 * lanes;
     } else { /* one image per channel, C = K = 1, output interleaved into y[OH][OW][CH] */
         g.n = plan->filter.channels;
         g.groups = g.cg = g.kg = 1;
@@ -452,7 +465,7 @@ static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, floa
             float *yrow = u->y + n * g->y_n + kk * g->y_k + (ty * mi + i) * g->y_p;
             if (mi == 4 && g->y_q == 1) { /* the dispatched SIMD scatter */
                 g->kern->wino_f4_scatter(out + (size_t)(i * mi) * tb + t, tb, run, yrow, tx * mi, g->out_w,
-                                         has_bias ? &b : NULL, relu);
+                                         has_bias ? &b : NULL, relu, g->stream);
                 continue;
             }
             for (int64_t j = 0; j < mi && tx * mi + j < g->out_w; j++) {
@@ -489,6 +502,7 @@ static void block_worker_task(const void *vctx, size_t worker) {
         for (size_t xn = 0; xn < a2; xn++) multiply(u, unit, xn, v, mm);
         for (size_t k = 0; k < (size_t)g->kg; k++) output_channel(u, unit, k, scratch, mm);
     }
+    if (g->stream) fconv_stream_fence();
 }
 
 /* Phase mode: one unit at a time, each phase split across the workers. */
@@ -510,6 +524,7 @@ static void output_phase_task(const void *vctx, size_t worker) {
     for (size_t k = worker * kg / workers; k < (worker + 1) * kg / workers; k++)
         output_channel(u, u->unit, k, worker_scratch(u, worker),
                        (const float *)(u->vm + u->g->v_bytes));
+    if (u->g->stream) fconv_stream_fence();
 }
 
 static void wino_run(const fconv_plan *plan, int m, const float *x, const float *w,
@@ -651,9 +666,13 @@ static double wino_cost(const fconv_plan *plan, int m) {
     /* An output that outgrows the last-level cache is written back to memory as the output
      * phase scatters it, four rows of a tile run per channel at a time: 8x3x224x224 -> 64
      * (103 MB out) took 3.1 ms per image on one thread against 2.3 at batch 1, where direct,
-     * writing whole rows, kept its pace. Not shared between the threads: memory-bound. */
+     * writing whole rows, kept its pace. Not shared between the threads: memory-bound.
+     * Streamed (geometry()), the stores skip reading y's lines and mostly overlap the work
+     * (8x3x224x224 -> 64, 2 threads: 10.7 -> 7.4 ms); the model takes y 64-byte aligned, as
+     * fastconv.h asks of callers after speed (unaligned, this layer runs 10.7-11 ms where
+     * direct, the next choice, runs 11). */
     double y_bytes = (double)g.n * (double)g.groups * kg * (double)(g.out_h * g.out_w) * sizeof(float);
-    double memory = y_bytes > (double)WINO_LLC_BYTES ? y_bytes / 20e9 : 0.0;
+    double memory = y_bytes > (double)WINO_LLC_BYTES ? y_bytes / (g.stream ? 60e9 : 20e9) : 0.0;
     return t / plan->threads + memory + 5e-6;
 }
 

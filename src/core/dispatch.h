@@ -108,10 +108,12 @@ typedef void (*fconv_wino_f4_gather_grid_fn)(const float *const *rows, int64_t c
 /*
  * Its output scatter, one output row of a run of tiles: for r < run and j < 4 with
  * q = q0 + 4r + j < out_w, yrow[q] = src[j*src_step + r] (+ *bias when bias is not NULL),
- * then max(0, .) if relu (NaN stays NaN). q0 >= 0; src_step >= run.
+ * then max(0, .) if relu (NaN stays NaN). q0 >= 0; src_step >= run. With stream, the
+ * vector-aligned whole vectors of y go out through non-temporal stores, which the calling
+ * thread orders (fconv_stream_fence) before anyone reads y.
  */
 typedef void (*fconv_wino_f4_scatter_fn)(const float *src, size_t src_step, size_t run, float *yrow,
-                                         int64_t q0, int64_t out_w, const float *bias, int relu);
+                                         int64_t q0, int64_t out_w, const float *bias, int relu, int stream);
 /*
  * Its twin for maps four tiles wide (out_w <= 16), whole tile rows at a time: for tile
  * t < ntiles (a multiple of 4), i, j < 4 and q = 4*(t%4) + j < out_w, where
@@ -241,11 +243,11 @@ FCONV_DECLARE_WINO_GATHER_GRID(avx512)
 #undef FCONV_DECLARE_WINO_GATHER_GRID
 
 void fconv_wino_f4_scatter_kernel__scalar(const float *src, size_t src_step, size_t run, float *yrow,
-                                          int64_t q0, int64_t out_w, const float *bias, int relu);
+                                          int64_t q0, int64_t out_w, const float *bias, int relu, int stream);
 void fconv_wino_f4_scatter_kernel__avx2(const float *src, size_t src_step, size_t run, float *yrow,
-                                        int64_t q0, int64_t out_w, const float *bias, int relu);
+                                        int64_t q0, int64_t out_w, const float *bias, int relu, int stream);
 void fconv_wino_f4_scatter_kernel__avx512(const float *src, size_t src_step, size_t run, float *yrow,
-                                          int64_t q0, int64_t out_w, const float *bias, int relu);
+                                          int64_t q0, int64_t out_w, const float *bias, int relu, int stream);
 
 /* The per-ISA Winograd tile transforms (kernels/winograd/winograd-tiles.c), fconv_wino_input_f4__avx2
  * and so on: the two functions of F(m x m) for one ISA, then all three m for each ISA. */

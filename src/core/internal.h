@@ -164,6 +164,17 @@ static inline size_t fconv_caller_workspace_bytes(size_t algo_bytes) {
 /* Round up to a multiple of 64 (workspace sub-buffers start on cache lines). */
 static inline size_t fconv_round_up_64(size_t n) { return (n + 63) & ~(size_t)63; }
 
+/* Orders this thread's non-temporal (streaming) stores before its later stores, such as the
+ * barrier that ends a parallel region: a worker that streamed output calls it before it
+ * returns, or another thread may read what is still in its write-combining buffers. */
+static inline void fconv_stream_fence(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_sfence();
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
 /* ---- CPU features (cpu-x86.c) ------------------------------------------------------------ */
 
 typedef struct fconv_cpu_info {

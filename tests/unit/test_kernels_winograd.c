@@ -131,15 +131,18 @@ static void test_scatter_grid_all_isas(void) {
     }
 }
 
+/* stream: non-temporal stores asked for, y at `shift` floats past a 64-byte boundary (0:
+ * aligned blocks are streamed, others take the plain path). */
 static void check_scatter(const struct fconv_kernels *k, int64_t out_w, int64_t q0, size_t run, int with_bias,
-                          int relu) {
+                          int relu, int stream, size_t shift) {
     const size_t step = run + 2, len = (size_t)out_w + 40;
-    float *src = malloc(sizeof(float) * 4 * step), *y = malloc(sizeof(float) * len);
+    float *src = malloc(sizeof(float) * 4 * step), *ybuf = aligned_alloc(64, (sizeof(float) * (len + 64) + 63) / 64 * 64);
+    float *y = ybuf + shift;
     test_fill_random(src, 4 * step);
     if (run > 1) src[1] = NAN; /* tile 1, column 0 */
     for (size_t e = 0; e < len; e++) y[e] = GUARD;
     float bias = 0.25f;
-    k->wino_f4_scatter(src, step, run, y, q0, out_w, with_bias ? &bias : NULL, relu);
+    k->wino_f4_scatter(src, step, run, y, q0, out_w, with_bias ? &bias : NULL, relu, stream);
     int bad = 0;
     for (size_t e = 0; e < len && !bad; e++) {
         int64_t q = (int64_t)e, rel = q - q0;
@@ -150,13 +153,14 @@ static void check_scatter(const struct fconv_kernels *k, int64_t out_w, int64_t 
             if (relu && want < 0.0f) want = 0.0f;
         }
         if (!(y[e] == want || (isnan(y[e]) && isnan(want)))) {
-            CHECKF(0, "%s out_w=%lld q0=%lld run=%zu bias=%d relu=%d: y[%zu] = %g, want %g", k->name,
-                   (long long)out_w, (long long)q0, run, with_bias, relu, e, (double)y[e], (double)want);
+            CHECKF(0, "%s out_w=%lld q0=%lld run=%zu bias=%d relu=%d stream=%d shift=%zu: y[%zu] = %g, want %g",
+                   k->name, (long long)out_w, (long long)q0, run, with_bias, relu, stream, shift, e, (double)y[e],
+                   (double)want);
             bad = 1;
         }
     }
     free(src);
-    free(y);
+    free(ybuf);
 }
 
 static void test_scatter_all_isas(void) {
@@ -166,9 +170,11 @@ static void test_scatter_all_isas(void) {
         for (int64_t out_w = 1; out_w <= 150; out_w += (out_w < 80 ? 1 : 7))
             for (int64_t q0 = 0; q0 <= 8 && q0 < out_w; q0 += 4) {
                 size_t fit = (size_t)((out_w - q0 + 3) / 4);
-                for (int v = 0; v < 4; v++) {
-                    check_scatter(k, out_w, q0, fit, v & 1, v >> 1);
-                    check_scatter(k, out_w, q0, fit > 5 ? fit - 5 : 1, v & 1, v >> 1);
+                for (int v = 0; v < 16; v++) {
+                    const int stream = (v >> 2) & 1;
+                    const size_t shift = (size_t)(v >> 3) * 3;
+                    check_scatter(k, out_w, q0, fit, v & 1, (v >> 1) & 1, stream, shift);
+                    check_scatter(k, out_w, q0, fit > 5 ? fit - 5 : 1, v & 1, (v >> 1) & 1, stream, shift);
                 }
             }
     }

@@ -93,22 +93,35 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_grid_kernel)(const float *const *rows
 
 void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_kernel)(const float *src, size_t src_step, size_t run,
                                                     float *yrow, int64_t q0, int64_t out_w,
-                                                    const float *bias, int relu) {
+                                                    const float *bias, int relu, int stream) {
     assert(src && yrow && q0 >= 0 && src_step >= run);
     /* VF_LANES tiles at a time; a block that would pass the row's end, or the last, shorter
-     * one, is interleaved into a buffer and only what exists is copied out. */
+     * one, is interleaved into a buffer and only what exists is copied out. With stream, a
+     * whole block whose start is vector-aligned goes out through non-temporal stores, each
+     * vector loaded back from the very store that wrote it to the buffer (streaming a
+     * misaligned y from such a buffer, each load spanning two stores, stalled every load
+     * behind the streamed stores: 2 threads, 8 x 3 x 224^2 -> 64, 11 -> 15 ms). */
     for (size_t r = 0; r < run;) {
         const size_t n = run - r < VF_LANES ? run - r : VF_LANES;
         const int64_t q = q0 + 4 * (int64_t)r, avail = out_w - q;
         vf v[4];
         for (size_t j = 0; j < 4; j++) v[j] = load_outputs(src + j * src_step + r, n, bias, relu);
         if (n == VF_LANES && avail >= 4 * VF_LANES) {
-            vf_interleave4(v, yrow + q);
+            if (stream && vf_head_to_alignment(yrow + q, VF_LANES) == 0) {
+                float buf[4 * VF_LANES];
+                vf_interleave4(v, buf);
+                for (size_t e = 0; e < 4 * VF_LANES; e += VF_LANES) vf_stream(yrow + q + (int64_t)e, vf_loadu(buf + e));
+            } else {
+                vf_interleave4(v, yrow + q);
+            }
         } else {
             float buf[4 * VF_LANES];
             vf_interleave4(v, buf);
             const int64_t count = avail < 4 * (int64_t)n ? avail : 4 * (int64_t)n;
-            for (int64_t e = 0; e < count; e += VF_LANES)
+            int64_t e = 0;
+            if (stream && vf_head_to_alignment(yrow + q, VF_LANES) == 0) /* whole vectors streamed */
+                for (; e + VF_LANES <= count; e += VF_LANES) vf_stream(yrow + q + e, vf_loadu(buf + e));
+            for (; e < count; e += VF_LANES)
                 vf_storeu_partial(yrow + q + e, vf_loadu(buf + e), count - e < VF_LANES ? (size_t)(count - e) : VF_LANES);
         }
         r += n;
