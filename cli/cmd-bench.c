@@ -439,10 +439,9 @@ int bench_make_data(const struct bench_args *a, float **xp, float **wp, float **
     *macs = fconv_plan_macs(probe);
     fconv_plan_destroy(probe);
 
-    /* 64-byte aligned, as fastconv.h asks of a caller after speed: rows of an aligned
+    /* y 64-byte aligned, as fastconv.h asks of a caller after speed: rows of an aligned
      * output can leave through non-temporal stores */
-    float *x = fconv_alloc_aligned((size_t)(nx > 0 ? nx : 1) * sizeof *x),
-          *w = fconv_alloc_aligned((size_t)(nw > 0 ? nw : 1) * sizeof *w),
+    float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w),
           *y = fconv_alloc_aligned((size_t)(ny > 0 ? ny : 1) * sizeof *y);
     if (!x || !w || !y) {
         free(x); free(w); free(y);
