@@ -106,20 +106,15 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_kernel)(const float *src, size_t src
         const int64_t q = q0 + 4 * (int64_t)r, avail = out_w - q;
         vf v[4];
         for (size_t j = 0; j < 4; j++) v[j] = load_outputs(src + j * src_step + r, n, bias, relu);
-        if (n == VF_LANES && avail >= 4 * VF_LANES) {
-            if (stream && vf_head_to_alignment(yrow + q, VF_LANES) == 0) {
-                float buf[4 * VF_LANES];
-                vf_interleave4(v, buf);
-                for (size_t e = 0; e < 4 * VF_LANES; e += VF_LANES) vf_stream(yrow + q + (int64_t)e, vf_loadu(buf + e));
-            } else {
-                vf_interleave4(v, yrow + q);
-            }
+        const int streamed = stream && vf_head_to_alignment(yrow + q, VF_LANES) == 0;
+        if (n == VF_LANES && avail >= 4 * VF_LANES && !streamed) {
+            vf_interleave4(v, yrow + q);
         } else {
             float buf[4 * VF_LANES];
             vf_interleave4(v, buf);
             const int64_t count = avail < 4 * (int64_t)n ? avail : 4 * (int64_t)n;
             int64_t e = 0;
-            if (stream && vf_head_to_alignment(yrow + q, VF_LANES) == 0) /* whole vectors streamed */
+            if (streamed) /* the whole vectors */
                 for (; e + VF_LANES <= count; e += VF_LANES) vf_stream(yrow + q + e, vf_loadu(buf + e));
             for (; e < count; e += VF_LANES)
                 vf_storeu_partial(yrow + q + e, vf_loadu(buf + e), count - e < VF_LANES ? (size_t)(count - e) : VF_LANES);
