@@ -13,6 +13,7 @@
 #include "algo/fft-common.h"
 #include "algo/filter-lowering.h"
 #include "core/border.h"
+#include "core/dispatch.h"
 #include "core/parallel.h"
 
 int64_t fconv_fft_fast_size(int64_t n) {
@@ -334,4 +335,29 @@ void fconv_fft_filter_execute(const fconv_plan *plan, const float *x, const floa
         c.spectrum = spectrum;
     }
     fconv_parallel_1d(plan->threads, (size_t)t->slots, filter_slot_task, &c);
+}
+
+void fconv_fft_segment_spectra(const float *kc, int64_t count, int64_t len, int64_t n, float *taps) {
+    const double pi = 3.14159265358979323846;
+    double c[FCONV_FFT_ROWS_MAX_N], s[FCONV_FFT_ROWS_MAX_N];
+    for (int64_t j = 0; j < n; j++) {
+        c[j] = cos(2.0 * pi * (double)j / (double)n);
+        s[j] = sin(2.0 * pi * (double)j / (double)n);
+    }
+    for (int64_t r = 0; r < count; r++) {
+        float *u = taps + r * n;
+        for (int64_t k = 0; k <= n / 2; k++) {
+            double re = 0.0, im = 0.0;
+            for (int64_t b = 0; b < len; b++) {
+                re += (double)kc[r * len + b] * c[(k * b) % n];
+                im -= (double)kc[r * len + b] * s[(k * b) % n];
+            }
+            if (k == 0) u[0] = (float)(re / (double)n);
+            else if (k == n / 2) u[1] = (float)(re / (double)n);
+            else {
+                u[2 * k] = (float)(re / (2.0 * (double)n));
+                u[2 * k + 1] = (float)(-im / (2.0 * (double)n));
+            }
+        }
+    }
 }

@@ -93,4 +93,11 @@ void fconv_fft_filter_release(fconv_plan *plan);
 void fconv_fft_filter_execute(const fconv_plan *plan, const float *x, const float *w, float *y,
                               void *workspace);
 
+/* ---- the segment transforms' kernel spectra (fft-rows, fft-cols) -------------------------
+ * taps + r*n (r < count): the spectrum of kernel line r (kc[r*len .. r*len + len), len <= n)
+ * as the kernels of core/dispatch.h (fconv_fft_rows_inverse_fn) take it: slot 0 holds
+ * K[0] / n and K[n/2] / n, slot k the conjugate (correlation) of K[k] over 2n. Computed in
+ * float64. */
+void fconv_fft_segment_spectra(const float *kc, int64_t count, int64_t len, int64_t n, float *taps);
+
 #endif

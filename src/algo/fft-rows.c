@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo/fft-common.h"
 #include "algo/filter-lowering.h"
 #include "core/border.h"
 #include "core/cost-model.h"
@@ -35,8 +36,6 @@
 #define FFT_ROWS_MAX_KW (FCONV_FFT_ROWS_MAX_N - FCONV_FFT_ROWS_MAX_N / 4 + 1)
 /* Tallest kernel: its KH spectra per thread stay within a few MB. */
 #define FFT_ROWS_MAX_KH 1024
-
-#define FFT_ROWS_PI 3.14159265358979323846
 
 /* Outputs at least this large are written with non-temporal stores: rows come
  * out of the transforms in bursts, whose cache misses (read for ownership) stalled the
@@ -177,34 +176,6 @@ struct fft_rows_ctx {
     int stream;  /* output rows go out with non-temporal stores */
 };
 
-/* Kernel row spectra, scaled for the kernels' conventions (core/dispatch.h): slot 0 holds
- * K[0] / n and K[n/2] / n, slot k the conjugate (correlation) of K[k] over 2n. Double
- * precision DFTs of the rows of kc, the kernel in correlation orientation. */
-static void kernel_spectra(const fconv_plan *plan, int64_t n, const float *kc, float *taps) {
-    const fconv_filter2d_desc *f = &plan->filter;
-    double c[FCONV_FFT_ROWS_MAX_N], s[FCONV_FFT_ROWS_MAX_N];
-    for (int64_t j = 0; j < n; j++) {
-        c[j] = cos(2.0 * FFT_ROWS_PI * (double)j / (double)n);
-        s[j] = sin(2.0 * FFT_ROWS_PI * (double)j / (double)n);
-    }
-    for (int64_t a = 0; a < f->kh; a++) {
-        float *u = taps + a * n;
-        for (int64_t k = 0; k <= n / 2; k++) {
-            double re = 0.0, im = 0.0;
-            for (int64_t b = 0; b < f->kw; b++) {
-                re += (double)kc[a * f->kw + b] * c[(k * b) % n];
-                im -= (double)kc[a * f->kw + b] * s[(k * b) % n];
-            }
-            if (k == 0) u[0] = (float)(re / (double)n);
-            else if (k == n / 2) u[1] = (float)(re / (double)n);
-            else {
-                u[2 * k] = (float)(re / (2.0 * (double)n));
-                u[2 * k + 1] = (float)(-im / (2.0 * (double)n));
-            }
-        }
-    }
-}
-
 /* With the weights at plan time, their spectra are computed once here and kept as the
  * plan's state (recomputing them at every execute was ~8% of a 512^2 31x31 filter on two
  * threads: 0.65 -> 0.59 ms); execute-time weights take the same function in the workspace. */
@@ -220,7 +191,7 @@ static fconv_status fft_rows_prepare(fconv_plan *plan) {
         return fconv_fail(FCONV_ENOMEM, "fft-rows: out of memory for the kernel spectra");
     }
     fconv_filter_correlation_kernel(plan, plan->weights, kc);
-    kernel_spectra(plan, n, kc, taps);
+    fconv_fft_segment_spectra(kc, f->kh, f->kw, n, taps);
     free(kc);
     plan->algo_state = taps;
     return FCONV_OK;
@@ -366,7 +337,7 @@ static void fft_rows_execute(const fconv_plan *plan, const float *x, const float
         const fconv_filter2d_desc *f = &plan->filter;
         float *kc = (float *)ws, *taps = (float *)(ws + fconv_round_up_64((size_t)(f->kh * f->kw) * sizeof(float)));
         fconv_filter_correlation_kernel(plan, w, kc);
-        kernel_spectra(plan, ctx.l.n, kc, taps);
+        fconv_fft_segment_spectra(kc, f->kh, f->kw, ctx.l.n, taps);
         ctx.taps = taps;
     }
     ctx.slots = ws + ctx.l.taps_bytes;

@@ -17,6 +17,7 @@ extern const struct fconv_algorithm fconv_algorithm_winograd_6x6;
 extern const struct fconv_algorithm fconv_algorithm_fft;
 extern const struct fconv_algorithm fconv_algorithm_fft_tiled;
 extern const struct fconv_algorithm fconv_algorithm_fft_rows;
+extern const struct fconv_algorithm fconv_algorithm_fft_cols;
 extern const struct fconv_algorithm fconv_algorithm_separable;
 extern const struct fconv_algorithm fconv_algorithm_indirect;
 extern const struct fconv_algorithm fconv_algorithm_implicit_gemm;
@@ -42,6 +43,7 @@ const struct fconv_algorithm *const fconv_algorithms[] = {
     &fconv_algorithm_fft,
     &fconv_algorithm_fft_tiled,
     &fconv_algorithm_fft_rows,
+    &fconv_algorithm_fft_cols,
     &fconv_algorithm_reference,
     &fconv_algorithm_gpu_winograd_2x2,
     &fconv_algorithm_gpu_implicit_gemm,

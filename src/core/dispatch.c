@@ -29,6 +29,8 @@ static const struct fconv_kernels kernels_scalar = {
     .fft_rows_forward = fconv_fft_rows_forward_kernel__scalar,
     .fft_rows_inverse = fconv_fft_rows_inverse_kernel__scalar,
     .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__scalar,
+    .fft_cols_forward = fconv_fft_cols_forward_kernel__scalar,
+    .fft_cols_inverse = fconv_fft_cols_inverse_kernel__scalar,
     .implicit_gemm_tile = fconv_implicit_gemm_tile__scalar, .implicit_gemm_px = 4, .implicit_gemm_nv = 4, .lanes = 1,
 };
 #ifdef FCONV_HAVE_AVX2_KERNELS
@@ -49,6 +51,8 @@ static const struct fconv_kernels kernels_avx2 = {
     .fft_rows_forward = fconv_fft_rows_forward_kernel__avx2,
     .fft_rows_inverse = fconv_fft_rows_inverse_kernel__avx2,
     .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__avx2,
+    .fft_cols_forward = fconv_fft_cols_forward_kernel__avx2,
+    .fft_cols_inverse = fconv_fft_cols_inverse_kernel__avx2,
     .implicit_gemm_tile = fconv_implicit_gemm_tile__avx2, .implicit_gemm_px = 6, .implicit_gemm_nv = 2, .lanes = 8,
 };
 #endif
@@ -70,6 +74,8 @@ static const struct fconv_kernels kernels_avx512 = {
     .fft_rows_forward = fconv_fft_rows_forward_kernel__avx512,
     .fft_rows_inverse = fconv_fft_rows_inverse_kernel__avx512,
     .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__avx512,
+    .fft_cols_forward = fconv_fft_cols_forward_kernel__avx512,
+    .fft_cols_inverse = fconv_fft_cols_inverse_kernel__avx512,
     .implicit_gemm_tile = fconv_implicit_gemm_tile__avx512, .implicit_gemm_px = 7, .implicit_gemm_nv = 4, .lanes = 16,
 };
 #endif

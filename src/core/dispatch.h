@@ -157,6 +157,24 @@ typedef void (*fconv_fft_rows_inverse_fn)(size_t n, const float *const *spec, co
 typedef void (*fconv_fft_rows_stream_row_fn)(float *y, const float *src, size_t n);
 
 /*
+ * The fft-cols transforms (kernels/fft/fft-cols.c), n in {16, 32, 64, 128}, VF_LANES
+ * adjacent columns per call, each transformed down its n rows; spectra laid out as
+ * fft-rows' with planes ps floats apart (plane 2k: slot k's real parts, 2k+1: imaginary).
+ * Forward: rows[t] (t < n) points at sample t of every lane (VF_LANES floats, any
+ * alignment); spec 64-byte aligned, ps a multiple of VF_LANES; the real DFT of each lane.
+ * Inverse: per slot, Y = sum_{b < kw} taps[b] * X_b, X_b's planes at spec + b*dist (any
+ * alignment, planes ps apart; taps as fft-rows'), then the unnormalized inverse real DFT of
+ * each lane; sample t < rows of lane l is written to y[t*y_stride + l] for l < len (1 <= len
+ * <= VF_LANES). stream: whole vectors leave through non-temporal stores (y and y_stride
+ * then vector-aligned; the caller fences before its region ends).
+ */
+#define FCONV_FFT_COLS_MAX_TAPS 128
+typedef void (*fconv_fft_cols_forward_fn)(size_t n, const float *const *rows, float *spec, size_t ps);
+typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps, size_t dist, const float *taps,
+                                          size_t kw, float *y, size_t y_stride, size_t rows, size_t len,
+                                          int stream);
+
+/*
  * The implicit-GEMM conv2d tile (kernels/implicit-gemm/implicit-gemm-tile.c): implicit_gemm_px
  * output pixels by nv (1 .. implicit_gemm_nv) vectors of output channels. For i < npix
  * (<= px) and j < nch (<= nv*lanes):
@@ -192,6 +210,8 @@ struct fconv_kernels {
     fconv_fft_rows_forward_fn fft_rows_forward;
     fconv_fft_rows_inverse_fn fft_rows_inverse;
     fconv_fft_rows_stream_row_fn fft_rows_stream_row;
+    fconv_fft_cols_forward_fn fft_cols_forward;
+    fconv_fft_cols_inverse_fn fft_cols_inverse;
     fconv_implicit_gemm_tile_fn implicit_gemm_tile;
     size_t implicit_gemm_px, implicit_gemm_nv; /* its register tile */
     size_t lanes;                     /* VF_LANES: segments per fft-rows call */
@@ -324,5 +344,16 @@ FCONV_DECLARE_FFT_ROWS(scalar)
 FCONV_DECLARE_FFT_ROWS(avx2)
 FCONV_DECLARE_FFT_ROWS(avx512)
 #undef FCONV_DECLARE_FFT_ROWS
+
+/* The per-ISA fft-cols transforms (kernels/fft/fft-cols.c). */
+#define FCONV_DECLARE_FFT_COLS(isa)                                                                      \
+    void fconv_fft_cols_forward_kernel__##isa(size_t n, const float *const *rows, float *spec, size_t ps); \
+    void fconv_fft_cols_inverse_kernel__##isa(size_t n, const float *spec, size_t ps, size_t dist,         \
+                                              const float *taps, size_t kw, float *y, size_t y_stride,    \
+                                              size_t rows, size_t len, int stream);
+FCONV_DECLARE_FFT_COLS(scalar)
+FCONV_DECLARE_FFT_COLS(avx2)
+FCONV_DECLARE_FFT_COLS(avx512)
+#undef FCONV_DECLARE_FFT_COLS
 
 #endif

@@ -26,6 +26,7 @@ static const char *const algo_names[FCONV_ALGO_COUNT_] = {
     [FCONV_ALGO_FFT] = "fft",
     [FCONV_ALGO_FFT_TILED] = "fft-tiled",
     [FCONV_ALGO_FFT_ROWS] = "fft-rows",
+    [FCONV_ALGO_FFT_COLS] = "fft-cols",
     [FCONV_ALGO_IMPLICIT_GEMM] = "implicit-gemm",
     [FCONV_ALGO_SEPARABLE] = "separable",
     [FCONV_ALGO_INDIRECT] = "indirect",
