@@ -43,7 +43,7 @@
 #define FFT_COLS_MAX_STRIP 8192
 
 /* Spectra a task keeps: n planes of its chunk's extended columns. */
-#define FFT_COLS_SPECTRA_BYTES (96u * 1024u)
+#define FFT_COLS_SPECTRA_BYTES (48u * 1024u)
 
 struct fft_cols_layout {
     int64_t n, hop;         /* transform size down the columns; output rows per band */
@@ -148,11 +148,12 @@ static size_t fft_cols_workspace(const fconv_plan *plan) {
 }
 
 /* Seconds: the modelled time of every output the tasks compute (whole vectors, every
- * band's hop rows) at the ISA's speed, the copies into the rings and the output's
- * write-back, a few microseconds per task, over the threads with work; and a fixed 2 us,
- * so that tiny problems, where transforms would save less than that, keep the exact
- * algorithms (a 12 x 13 Sobel or identity filter differed from direct's exact integers by
- * 1e-6). */
+ * band's hop rows) at the ISA's speed, the copies into the rings (prefetched, ~40 GB/s),
+ * the output's write-back where it is not streamed, and a microsecond per task, over the
+ * threads with work; plus a fixed 2 us, so that tiny problems, where the transforms would
+ * save less than that, keep the exact algorithms (a 12 x 13 Sobel or identity filter
+ * differed from direct's exact integers by 1e-6). Checked against 2 threads (Zen 4 VM):
+ * 2048^2 7x7 2.5 ms modelled, 2.3 measured; 9x9 2.7 / 2.55; 4096^2 7x7 9.4 / 11. */
 static double fft_cols_cost(const fconv_plan *plan) {
     const fconv_filter2d_desc *f = &plan->filter;
     struct fft_cols_layout l = fft_cols_layout(plan);
@@ -161,8 +162,9 @@ static double fft_cols_cost(const fconv_plan *plan) {
     double outputs = (double)(l.bands * l.hop) * (double)(l.strips * l.strip);
     double work = outputs * time_per_output(l.n, f->kh, f->kw) / speed;
     double copied = (double)l.strips * (double)(l.bands * l.hop + l.slots * (l.n - l.hop)) * (double)l.row_stride;
-    work += fconv_stream_seconds((copied + (double)(plan->out_h * l.width)) * sizeof(float));
-    work += 0.5e-6 * (double)l.tasks;
+    double out_bytes = (double)(plan->out_h * l.width) * sizeof(float);
+    work += copied * sizeof(float) / 40e9 + (out_bytes >= FFT_COLS_STREAM_BYTES ? 0.0 : out_bytes / 20e9);
+    work += 1e-6 * (double)l.tasks;
     return work / (double)l.slots + 2e-6 + (l.slots > 1 ? 3e-6 : 0.0);
 }
 
