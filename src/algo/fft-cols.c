@@ -19,7 +19,6 @@
  * whichever task computes it (bands and column vectors depend on the problem only), so
  * results do not depend on the thread count.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,34 +57,12 @@ struct fft_cols_layout {
     size_t taps_bytes, ring_bytes, spec_bytes, ptr_bytes, slot_bytes; /* workspace */
 };
 
-/* Relative time per output of transform size n, as fft-rows' model (algo/fft-rows.c) with
- * the roles of the kernel's sides swapped: 2 KW n / hop multiply-adds and the two
- * transforms shared by hop = n - KH + 1 outputs, at the rate each size reaches. */
-static double time_per_output(int64_t n, int64_t kh, int64_t kw) {
-    double hop = (double)(n - kh + 1);
-    double transform = (double)n * (2.5 * log2((double)n / 2.0) + 6.0);
-    double efficiency = n <= 32 ? 1.0 : n == 64 ? 0.8 : 0.55;
-    return (2.0 * (double)kw * (double)n + 2.0 * transform) / hop / (55e9 * efficiency);
-}
-
-/* The transform size with the least modelled time (the kernel's shape only); 0 when the
- * kernel is too tall. */
-static int64_t choose_n(const fconv_plan *plan) {
-    const fconv_filter2d_desc *f = &plan->filter;
-    int64_t best = 0;
-    for (int64_t n = 16; n <= FCONV_FFT_ROWS_MAX_N; n *= 2) {
-        if (n - f->kh + 1 < n / 4) continue;
-        if (!best || time_per_output(n, f->kh, f->kw) < time_per_output(best, f->kh, f->kw)) best = n;
-    }
-    return best;
-}
-
 static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 static struct fft_cols_layout fft_cols_layout(const fconv_plan *plan) {
     const fconv_filter2d_desc *f = &plan->filter;
     struct fft_cols_layout l = {0};
-    l.n = choose_n(plan);
+    l.n = fconv_fft_segment_size(f->kw, f->kh);
     if (!l.n) return l;
     l.hop = l.n - f->kh + 1;
     l.lanes = (int64_t)plan->kernels->lanes;
@@ -160,7 +137,7 @@ static double fft_cols_cost(const fconv_plan *plan) {
     fconv_isa isa = fconv_plan_isa(plan);
     double speed = isa >= FCONV_ISA_AVX512 ? 1.0 : isa >= FCONV_ISA_AVX2 ? 0.93 : 0.15;
     double outputs = (double)(l.bands * l.hop) * (double)(l.strips * l.strip);
-    double work = outputs * time_per_output(l.n, f->kh, f->kw) / speed;
+    double work = outputs * fconv_fft_segment_seconds(l.n, f->kw, f->kh) / speed;
     double copied = (double)l.strips * (double)(l.bands * l.hop + l.slots * (l.n - l.hop)) * (double)l.row_stride;
     double out_bytes = (double)(plan->out_h * l.width) * sizeof(float);
     work += copied * sizeof(float) / 40e9 + (out_bytes >= FFT_COLS_STREAM_BYTES ? 0.0 : out_bytes / 20e9);
@@ -192,7 +169,7 @@ static void column_spectra(const fconv_plan *plan, int64_t n, const float *kc, f
 static fconv_status fft_cols_prepare(fconv_plan *plan) {
     if (!plan->weights) return FCONV_OK;
     const fconv_filter2d_desc *f = &plan->filter;
-    const int64_t n = choose_n(plan);
+    const int64_t n = fconv_fft_segment_size(f->kw, f->kh);
     float *kc = malloc((size_t)(2 * f->kh * f->kw) * sizeof *kc);
     float *taps = malloc((size_t)(f->kw * n) * sizeof *taps);
     if (!kc || !taps) {

@@ -361,3 +361,19 @@ void fconv_fft_segment_spectra(const float *kc, int64_t count, int64_t len, int6
         }
     }
 }
+
+double fconv_fft_segment_seconds(int64_t n, int64_t sums, int64_t span) {
+    double hop = (double)(n - span + 1);
+    double transform = (double)n * (2.5 * log2((double)n / 2.0) + 6.0);
+    double efficiency = n <= 32 ? 1.0 : n == 64 ? 0.8 : 0.55;
+    return (2.0 * (double)sums * (double)n + 2.0 * transform) / hop / (55e9 * efficiency);
+}
+
+int64_t fconv_fft_segment_size(int64_t sums, int64_t span) {
+    int64_t best = 0;
+    for (int64_t n = 16; n <= FCONV_FFT_ROWS_MAX_N; n *= 2) {
+        if (n - span + 1 < n / 4) continue;
+        if (!best || fconv_fft_segment_seconds(n, sums, span) < fconv_fft_segment_seconds(best, sums, span)) best = n;
+    }
+    return best;
+}

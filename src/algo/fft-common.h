@@ -100,4 +100,18 @@ void fconv_fft_filter_execute(const fconv_plan *plan, const float *x, const floa
  * float64. */
 void fconv_fft_segment_spectra(const float *kc, int64_t count, int64_t len, int64_t n, float *taps);
 
+/* Seconds per output of one thread (AVX-512) with transforms of n points across a kernel
+ * `span` long (hop = n - span + 1 outputs per segment) and `sums` spectra summed per output
+ * (fft-rows: KH kernel rows across KW; fft-cols: KW columns across KH): 2 sums n / hop
+ * multiply-adds for the products, a forward and an inverse transform (radix-2 butterflies
+ * and the split step, ~n (2.5 log2(n/2) + 6) operations each) shared by the hop outputs,
+ * over the rate each size reaches: 64 and 128 points no longer fit in registers. Measured
+ * (Zen 4 VM, one thread, 1024^2, fft-rows, all sizes each kernel allows): about 55 G
+ * units/s up to 32 points, 45 G at 64, 36 G at 128; fft-cols runs at the same rate. */
+double fconv_fft_segment_seconds(int64_t n, int64_t sums, int64_t span);
+
+/* The transform size (16..FCONV_FFT_ROWS_MAX_N) with the least fconv_fft_segment_seconds
+ * keeping a hop of at least a quarter of it; 0 when the span is too long. */
+int64_t fconv_fft_segment_size(int64_t sums, int64_t span);
+
 #endif

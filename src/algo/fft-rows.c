@@ -19,7 +19,6 @@
  * by the same operations whichever task computes it, so results do not depend on the
  * thread count.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,35 +55,10 @@ struct fft_rows_layout {
     size_t taps_bytes, ext_bytes, ring_bytes, ptr_bytes, out_bytes, slot_bytes; /* workspace */
 };
 
-/* Relative time per output of transform size n: 2 KH n / hop multiply-adds for the
- * products, and a forward and an inverse transform (radix-2 butterflies, the split step and
- * the transposes, ~n (2.5 log2(n/2) + 6) operations each) shared by the hop outputs, over
- * the rate each size reaches: 64 and 128 points no longer fit in registers. Measured (Zen 4
- * VM, AVX-512, one thread, 1024^2, all sizes each kernel allows): about 55 G units/s up to
- * 32 points, 45 G at 64, 36 G at 128; picks the fastest size for 7x7 to 31x31 but 5x5. */
-static double time_per_output(int64_t n, int64_t kh, int64_t kw) {
-    double hop = (double)(n - kw + 1);
-    double transform = (double)n * (2.5 * log2((double)n / 2.0) + 6.0);
-    double efficiency = n <= 32 ? 1.0 : n == 64 ? 0.8 : 0.55;
-    return (2.0 * (double)kh * (double)n + 2.0 * transform) / hop / (55e9 * efficiency);
-}
-
-/* The transform size with the least modelled time (the problem's shape only, never the
- * threads); 0 when the kernel is too wide. */
-static int64_t choose_n(const fconv_plan *plan) {
-    const fconv_filter2d_desc *f = &plan->filter;
-    int64_t best = 0;
-    for (int64_t n = 16; n <= FCONV_FFT_ROWS_MAX_N; n *= 2) {
-        if (n - f->kw + 1 < n / 4) continue;
-        if (!best || time_per_output(n, f->kh, f->kw) < time_per_output(best, f->kh, f->kw)) best = n;
-    }
-    return best;
-}
-
 static struct fft_rows_layout fft_rows_layout(const fconv_plan *plan) {
     const fconv_filter2d_desc *f = &plan->filter;
     struct fft_rows_layout l = {0};
-    l.n = choose_n(plan);
+    l.n = fconv_fft_segment_size(f->kh, f->kw);
     if (!l.n) return l;
     l.hop = l.n - f->kw + 1;
     l.lanes = (int64_t)plan->kernels->lanes;
@@ -159,7 +133,7 @@ static double fft_rows_cost(const fconv_plan *plan) {
     double speed = isa >= FCONV_ISA_AVX512 ? 1.0 : isa >= FCONV_ISA_AVX2 ? 0.93 : 0.15;
     double outputs = (double)f->channels * (double)plan->out_h * (double)(l.groups * l.lanes * l.hop);
     double rows = (double)f->channels * (double)l.chunks * (double)(plan->out_h + l.bands * (f->kh - 1));
-    double work = outputs * time_per_output(l.n, f->kh, f->kw) / speed + fconv_stream_seconds(rows * (double)l.ext_bytes);
+    double work = outputs * fconv_fft_segment_seconds(l.n, f->kh, f->kw) / speed + fconv_stream_seconds(rows * (double)l.ext_bytes);
     /* Interleaved channels: the scalar (de)interleaving and C times the spectra per row
      * (measured RGB 1024^2 7x7 and 15x15, 2 threads: 1.3-2x the one-channel time per output) */
     if (f->channels > 1) work = 1.3 * work + 0.9e-9 * outputs;
@@ -182,7 +156,7 @@ struct fft_rows_ctx {
 static fconv_status fft_rows_prepare(fconv_plan *plan) {
     if (!plan->weights) return FCONV_OK;
     const fconv_filter2d_desc *f = &plan->filter;
-    const int64_t n = choose_n(plan);
+    const int64_t n = fconv_fft_segment_size(f->kh, f->kw);
     float *kc = malloc((size_t)(f->kh * f->kw) * sizeof *kc);
     float *taps = malloc((size_t)(f->kh * n) * sizeof *taps);
     if (!kc || !taps) {
