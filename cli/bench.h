@@ -52,7 +52,8 @@ int bench_one(const struct bench_args *a, fconv_algo algo, const float *x, const
               float *y, struct bench_result *r, char *why, size_t why_len);
 
 /* Validate a's problem and generate its data (seeded uniform [-1, 1), weights shaped by
- * --kernel-values): *x, *w, *y malloc'd (the caller frees them), *macs its multiply-adds.
+ * --kernel-values): *x and *w malloc'd, *y from fconv_alloc_aligned (the caller frees them:
+ * free, free, fconv_free_aligned), *macs its multiply-adds.
  * CLI_EXIT_OK, or CLI_EXIT_FAILURE with the message printed. */
 int bench_make_data(const struct bench_args *a, float **x, float **w, float **y, double *macs);
 

@@ -184,7 +184,7 @@ int cmd_bench_suite(int argc, char **argv) {
             }
             free(x);
             free(w);
-            free(y);
+            fconv_free_aligned(y);
             if (!have_best || !have_auto) {
                 failures++;
                 fprintf(stderr, "fastconv: bench suite: %s: no algorithm ran\n", s->args);

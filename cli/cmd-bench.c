@@ -444,7 +444,7 @@ int bench_make_data(const struct bench_args *a, float **xp, float **wp, float **
     float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w),
           *y = fconv_alloc_aligned((size_t)(ny > 0 ? ny : 1) * sizeof *y);
     if (!x || !w || !y) {
-        free(x); free(w); free(y);
+        free(x); free(w); fconv_free_aligned(y);
         return cli_fail("bench: out of memory for the problem's %lld + %lld + %lld floats", (long long)nx,
                         (long long)nw, (long long)ny);
     }
@@ -505,7 +505,7 @@ int cmd_bench(int argc, char **argv) {
                 if (!a.json) printf("%-20s declined: %s\n", fconv_algo_name(algo), why);
                 continue;
             }
-            free(x); free(w); free(y);
+            free(x); free(w); fconv_free_aligned(y);
             if (a.json) printf("]\n");
             return cli_fail("bench: %s", why);
         }
@@ -518,6 +518,6 @@ int cmd_bench(int argc, char **argv) {
     if (a.json) printf("\n]\n");
     free(x);
     free(w);
-    free(y);
+    fconv_free_aligned(y);
     return ran ? CLI_EXIT_OK : cli_fail("bench: no algorithm could run this problem");
 }

@@ -14,10 +14,11 @@
  * need no (de)interleaving (a lane is a float column, whatever channel it holds), and
  * whole output vectors can leave through non-temporal stores.
  *
- * A task is a band and a chunk of output columns; its spectra (n planes of the chunk's
- * extended columns) stay in L1/L2. Every output is computed by the same operations
- * whichever task computes it (bands and column vectors depend on the problem only), so
- * results do not depend on the thread count.
+ * A task is a band (of an 8192-float strip, for very wide images); a thread keeps a ring of
+ * its band's n extended rows, and takes the spectra a chunk of columns at a time (n planes
+ * within L1/L2). Every output is computed by the same operations whichever task computes
+ * it (bands and column vectors depend on the problem only), so results do not depend on
+ * the thread count.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +31,6 @@
 #include "core/dispatch.h"
 #include "core/internal.h"
 #include "core/parallel.h"
-
-/* Tallest kernel: the largest transform keeps a hop of at least a quarter of it. */
-#define FFT_COLS_MAX_KH (FCONV_FFT_ROWS_MAX_N - FCONV_FFT_ROWS_MAX_N / 4 + 1)
 
 /* Outputs at least this large leave through non-temporal stores where y's rows are whole
  * vectors (as fft-rows'). */
@@ -108,8 +106,8 @@ static fconv_status fft_cols_supports(const fconv_plan *plan, char *why, size_t 
         return FCONV_EUNSUPPORTED;
     }
     const fconv_filter2d_desc *f = &plan->filter;
-    if (f->kh > FFT_COLS_MAX_KH) {
-        snprintf(why, why_len, "fft-cols: kernel %lld tall, at most %d", (long long)f->kh, FFT_COLS_MAX_KH);
+    if (f->kh > FCONV_FFT_SEGMENT_MAX_SPAN) {
+        snprintf(why, why_len, "fft-cols: kernel %lld tall, at most %d", (long long)f->kh, FCONV_FFT_SEGMENT_MAX_SPAN);
         return FCONV_EUNSUPPORTED;
     }
     if (f->kw > FCONV_FFT_COLS_MAX_TAPS) {

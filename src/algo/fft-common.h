@@ -16,6 +16,7 @@
 
 #include <fftw3.h>
 
+#include "core/dispatch.h"
 #include "core/internal.h"
 
 /* Workspaces need not be aligned (fastconv.h); the FFT algorithms ask for this much extra
@@ -111,7 +112,9 @@ void fconv_fft_segment_spectra(const float *kc, int64_t count, int64_t len, int6
 double fconv_fft_segment_seconds(int64_t n, int64_t sums, int64_t span);
 
 /* The transform size (16..FCONV_FFT_ROWS_MAX_N) with the least fconv_fft_segment_seconds
- * keeping a hop of at least a quarter of it; 0 when the span is too long. */
+ * keeping a hop of at least a quarter of it; 0 when the span is longer than
+ * FCONV_FFT_SEGMENT_MAX_SPAN (the largest transform would keep less than a quarter). */
+#define FCONV_FFT_SEGMENT_MAX_SPAN (FCONV_FFT_ROWS_MAX_N - FCONV_FFT_ROWS_MAX_N / 4 + 1)
 int64_t fconv_fft_segment_size(int64_t sums, int64_t span);
 
 #endif

@@ -31,8 +31,6 @@
 #include "core/internal.h"
 #include "core/parallel.h"
 
-/* Widest kernel: the largest transform keeps a hop of at least a quarter of it. */
-#define FFT_ROWS_MAX_KW (FCONV_FFT_ROWS_MAX_N - FCONV_FFT_ROWS_MAX_N / 4 + 1)
 /* Tallest kernel: its KH spectra per thread stay within a few MB. */
 #define FFT_ROWS_MAX_KH 1024
 
@@ -106,8 +104,8 @@ static fconv_status fft_rows_supports(const fconv_plan *plan, char *why, size_t 
         return FCONV_EUNSUPPORTED;
     }
     const fconv_filter2d_desc *f = &plan->filter;
-    if (f->kw > FFT_ROWS_MAX_KW) {
-        snprintf(why, why_len, "fft-rows: kernel %lld wide, at most %d", (long long)f->kw, FFT_ROWS_MAX_KW);
+    if (f->kw > FCONV_FFT_SEGMENT_MAX_SPAN) {
+        snprintf(why, why_len, "fft-rows: kernel %lld wide, at most %d", (long long)f->kw, FCONV_FFT_SEGMENT_MAX_SPAN);
         return FCONV_EUNSUPPORTED;
     }
     if (f->kh > FFT_ROWS_MAX_KH) {

@@ -40,7 +40,10 @@ static inline void vf_stream(float *p, vf v) { *p = v; } /* no non-temporal stor
 static inline void vf_stream_fence(void) {}
 static inline float vf_reduce_add(vf v) { return v; }
 /* One lane has no halves (see vec-avx2.h): no kernel takes these where VF_LANES == 1. */
-static inline vf vf_set1_halves(float lo, float hi) { return lo + 0.0f * hi; }
+static inline vf vf_set1_halves(float lo, float hi) {
+    (void)hi;
+    return lo;
+}
 static inline vf vf_fold_halves(vf v) { return v; }
 /* The 4-way deinterleave of the 4*VF_LANES floats in in[0..3]: o[j][t] = float 4t + j (see
  * vec-avx2.h). */
