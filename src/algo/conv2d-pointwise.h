@@ -39,6 +39,10 @@ const float *fconv_conv2d_group_weights(const fconv_plan *plan, int64_t g, int64
 void fconv_conv2d_gemm_group(const fconv_plan *plan, int64_t n, int64_t g, const float *cols, int64_t depth,
                              int64_t pixels, const float *wg, const float *bias, float *y);
 
+/* Estimated seconds of fconv_conv2d_pointwise on the plan's threads (im2col's and MEC's
+ * cost for such layers). */
+double fconv_conv2d_pointwise_seconds(const fconv_plan *plan);
+
 /* Y[n][g] = W_g · X[n][g] for every image n and group g (on the plan's threads), then bias
  * and ReLU. packed and scratch as for fconv_conv2d_group_weights (scratch: the workspace).
  * Only for plans fconv_conv2d_is_pointwise accepts. */

@@ -208,12 +208,12 @@ static size_t im2col_workspace(const fconv_plan *plan) { return layout_of(plan).
 static double im2col_cost(const fconv_plan *plan) {
     double t = plan->threads;
     if (plan->kind == FCONV_KIND_CONV2D) {
+        if (fconv_conv2d_is_pointwise(plan)) return fconv_conv2d_pointwise_seconds(plan);
         const fconv_conv2d_desc *d = &plan->conv2d;
         struct im2col_shape sh = shape_of_conv2d(plan);
         double depth = (double)(sh.c * sh.r * sh.s), pixels = (double)(sh.p * sh.q);
         double kg = (double)(d->k / d->groups), blocks = (double)d->n * (double)d->groups;
-        double lowering =
-            fconv_conv2d_is_pointwise(plan) ? 0.0 : fconv_stream_seconds(4.0 * depth * pixels) / t;
+        double lowering = fconv_stream_seconds(4.0 * depth * pixels) / t;
         double epilogue = d->has_bias || d->activation ? fconv_stream_seconds(8.0 * kg * pixels) / t : 0.0;
         double gemm = fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, plan->threads);
         return blocks * (lowering + gemm + epilogue);

@@ -361,8 +361,7 @@ static double mec_cost(const fconv_plan *plan) {
                            : (double)plan->filter.channels;
     double epilogue = conv2d && (plan->conv2d.has_bias || plan->conv2d.activation)
                           ? fconv_stream_seconds(8.0 * kg * pixels) / t : 0.0;
-    if (fconv_conv2d_is_pointwise(plan)) /* one GEMM over all pixels */
-        return blocks * (fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, plan->threads) + epilogue);
+    if (fconv_conv2d_is_pointwise(plan)) return fconv_conv2d_pointwise_seconds(plan);
     /* Every C·S block of L also costs a cache line of its own: small blocks (filters: KW
      * floats) are written partially. */
     double lowering = fconv_stream_seconds((double)m.q * (double)m.hu * (4.0 * cs + 64.0)) / t;
