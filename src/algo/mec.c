@@ -352,6 +352,7 @@ static void mec_release(fconv_plan *plan) {
  */
 
 static double mec_cost(const fconv_plan *plan) {
+    if (fconv_conv2d_is_pointwise(plan)) return fconv_conv2d_pointwise_seconds(plan); /* im2col's GEMM */
     double t = plan->threads;
     struct mec_shape m = shape_of(plan);
     int conv2d = plan->kind == FCONV_KIND_CONV2D;
@@ -361,7 +362,6 @@ static double mec_cost(const fconv_plan *plan) {
                            : (double)plan->filter.channels;
     double epilogue = conv2d && (plan->conv2d.has_bias || plan->conv2d.activation)
                           ? fconv_stream_seconds(8.0 * kg * pixels) / t : 0.0;
-    if (fconv_conv2d_is_pointwise(plan)) return fconv_conv2d_pointwise_seconds(plan);
     /* Every C·S block of L also costs a cache line of its own: small blocks (filters: KW
      * floats) are written partially. */
     double lowering = fconv_stream_seconds((double)m.q * (double)m.hu * (4.0 * cs + 64.0)) / t;
