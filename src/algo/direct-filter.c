@@ -13,12 +13,14 @@
 #include "core/dispatch.h"
 #include "core/parallel.h"
 
-/* Outputs at least this large are written with non-temporal stores by the one-row kernel:
- * 4096^2 3x3 measured 5.47 -> 5.24-5.43 ms on 2 threads (no read-for-ownership of 64 MB),
- * while 2048^2 (16 MB, partly cache-resident when the caller reads it back) measured 1.39 ->
- * 1.59 ms. Never by the multi-row kernel: its 4 rows x 1.5 cache lines per block leave more
- * lines partly written than the write-combining buffers hold, and 4096^2 5x5 and 7x7 ran
- * 2x slower streamed (19.6 vs 9.3 ms, 26 vs 14 ms). */
+/* Outputs at least this large are written with non-temporal stores (no read-for-ownership
+ * of lines nobody reads soon): 4096^2 3x3 measured 5.47 -> 5.24-5.43 ms on 2 threads with the
+ * one-row kernel, while 2048^2 (16 MB, partly cache-resident when the caller reads it back)
+ * measured 1.39 -> 1.59 ms. The multi-row kernel too (Zen 4 VM, 2 threads, AVX-512, 2
+ * alternations: 4096^2 3x3 4.5 -> 3.4-4.1 ms, 5x5 6.4 -> 5.5-5.8, 7x7 10.4 -> 9.6, 3072^2 3x3
+ * 2.0 -> 1.5, RGB 2048^2 5x5 4.5 -> 4.2; AVX2 4096^2 3x3 6.1 -> 5.9, 5x5 8.2 -> 8.0; 2048^2
+ * and RGB 1024^2 5x5 ties). The Zen 5 VM had measured it 2x slower with AVX2 (4096^2 5x5
+ * 19.6 vs 9.3 ms), which this VM does not reproduce. */
 #define FILTER_STREAM_BYTES (32.0 * 1024 * 1024)
 
 /* Output floats per task: 16 KiB of outputs stay in L1 while the taps stream through. */
@@ -192,9 +194,9 @@ static void filter_task(const void *vctx, size_t ib, size_t jc) {
         for (int64_t a = 0; a < f->kh; a++) ts[a] = kernel_row(f, ctx->w, a, &step);
         for (int64_t t = 0; t < nin; t++) xs[t] = ctx->x + ((top + t) * f->w + cb - pad) * C;
         for (int64_t r = 0; r < nr; r++) ys[r] = ctx->y + ((i0 + r) * OW + cb) * C;
-        if (f->kh >= FILTER_MIN_KH) /* never streamed: see FILTER_STREAM_BYTES */
+        if (f->kh >= FILTER_MIN_KH)
             plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)((ce - cb) * C), xs, ts, step,
-                                              (size_t)f->kh, (size_t)f->kw, (size_t)C, 0);
+                                              (size_t)f->kh, (size_t)f->kw, (size_t)C, ctx->stream);
         else
             for (int64_t r = 0; r < nr; r++)
                 plan->kernels->direct_filter_rows(ys + r, 1, (size_t)((ce - cb) * C), xs + r, ts, step,
