@@ -5,7 +5,10 @@
  * channels at a time (one input load serves all four, and the input row is reused from L1
  * across the block), then adds the bias and applies ReLU.
  * Stride 1 runs through the dispatched SIMD kernel (core/dispatch.h): the interior columns
- * straight from the input, the columns next to the padding from zero-padded strips.
+ * straight from the input, the columns next to the padding from zero-padded strips. With
+ * fewer than four output channels per group there is no load to share between channels, so
+ * the interior of a block of rows goes through filter2d's kernel instead, which shares each
+ * input row between the output rows it feeds (filter_row_block).
  * Zero padding is skipped, never read: kernel rows above/below the input are left out and
  * (other strides) each tap only touches the columns it reads inside the input
  * (fconv_direct_rows_strided).
@@ -159,8 +162,8 @@ static int few_channel_rows(const struct conv2d_ctx *ctx, int64_t p0, int64_t p1
  * loads it once per output row, for one to three channels here), the rows accumulating
  * channel after channel. The kernel's multiply-add chain per output runs over (c, r, s) in
  * sum_columns' order from the same partial sums, so the bits are the same (the edge columns
- * recompute some interior ones). 3 -> 1 on 1024^2, AVX-512, 2 threads: 3x3 0.81-0.84 -> 0.70-0.73
- * ms (the input's and output's memory traffic the bound now), 5x5 2.0 -> 1.3. */
+ * recompute some interior ones). 3 -> 1 on 1024^2, AVX-512, 2 threads: 3x3 0.81-0.84 ->
+ * 0.70-0.73 ms (the input's and output's memory traffic the bound now), 5x5 2.0 -> 1.3. */
 static void filter_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p0, int64_t p1,
                              int64_t k0, int64_t k1, int64_t qa, int64_t qb) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;

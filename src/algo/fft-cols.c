@@ -16,9 +16,9 @@
  *
  * A task is a band of a strip of at most 1024 floats (even strips across the row); a thread
  * keeps a ring of its band's n extended rows, and takes the spectra a chunk of columns at a
- * time (n planes within L1/L2). Every output is computed by the same operations whichever task computes
- * it (bands and column vectors depend on the problem only), so results do not depend on
- * the thread count.
+ * time (n planes within L1/L2). Every output is computed by the same operations whichever
+ * task computes it (bands and column vectors depend on the problem only), so results do not
+ * depend on the thread count.
  */
 #include <stdio.h>
 #include <stdlib.h>
