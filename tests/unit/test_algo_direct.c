@@ -2,9 +2,11 @@
  * test_algo_direct.c — the direct algorithm on the shapes the generic random test rarely
  * reaches: rows wider than one task's chunk (4096 outputs) with every border, long 1D
  * signals, kernels wider than the image, output-channel counts around the 4-channel
- * blocking, dilation with stride, and that it never asks for a workspace.
+ * blocking, dilation with stride, the few-channel path's bits, and that it never asks for a
+ * workspace.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "fastconv.h"
 #include "ref/conv-ref.h"
@@ -137,11 +139,65 @@ static void test_conv2d_blocking(void) {
                                     .has_bias = 1});
 }
 
+/* Few output channels per group (direct-conv2d.c's filter_row_block: filter2d's kernel,
+ * channel by channel) against the four-channel row kernel: output channel 0 of a layer with
+ * four output channels per group, the first having the few-channel layer's weights, must
+ * have the same bits, edges, padding rows and the last short block of rows included. */
+static void few_channel_case(int64_t c, int64_t groups, int64_t kg, int64_t h, int64_t w, int64_t r, int64_t s,
+                             int64_t pad, int64_t dil_w) {
+    const int64_t cg = c / groups, taps = cg * r * s;
+    fconv_conv2d_desc few = {.c = c, .h = h, .w = w, .k = groups * kg, .r = r, .s = s, .pad_top = pad,
+                             .pad_left = pad, .pad_bottom = pad, .pad_right = pad, .dilation_w = dil_w,
+                             .groups = groups};
+    fconv_conv2d_desc four = few;
+    four.k = groups * 4;
+    char what[160];
+    snprintf(what, sizeof what, "few-channel c%lld groups %lld kg %lld %lldx%lld kernel %lldx%lld pad %lld dil %lld",
+             (long long)c, (long long)groups, (long long)kg, (long long)h, (long long)w, (long long)r,
+             (long long)s, (long long)pad, (long long)dil_w);
+    float *x = random_array(c * h * w), *w1 = random_array(few.k * taps), *w4 = random_array(four.k * taps);
+    for (int64_t g = 0; g < groups; g++) /* channel 4g of the wide layer is channel g*kg of the narrow one */
+        memcpy(w4 + g * 4 * taps, w1 + g * kg * taps, (size_t)taps * sizeof *w1);
+    fconv_plan *p1, *p4, *p2;
+    CHECKF(fconv_plan_conv2d(&few, &(fconv_options){.algo = FCONV_ALGO_DIRECT, .threads = 1}, w1, NULL, &p1) ==
+               FCONV_OK, "%s: %s", what, fconv_last_error());
+    CHECKF(fconv_plan_conv2d(&four, &(fconv_options){.algo = FCONV_ALGO_DIRECT, .threads = 1}, w4, NULL, &p4) ==
+               FCONV_OK, "%s: %s", what, fconv_last_error());
+    CHECKF(fconv_plan_conv2d(&few, &(fconv_options){.algo = FCONV_ALGO_DIRECT, .threads = 2}, NULL, NULL, &p2) ==
+               FCONV_OK, "%s: %s", what, fconv_last_error());
+    check_plan(p1, p2, x, w1, NULL, what);
+    const int64_t plane = (h + 2 * pad - r + 1) * (w + 2 * pad - (s - 1) * dil_w);
+    float *y1 = malloc((size_t)(few.k * plane) * sizeof *y1), *y4 = malloc((size_t)(four.k * plane) * sizeof *y4);
+    CHECK(fconv_execute_with_workspace(p1, x, NULL, NULL, y1, NULL, 0) == FCONV_OK);
+    CHECK(fconv_execute_with_workspace(p4, x, NULL, NULL, y4, NULL, 0) == FCONV_OK);
+    for (int64_t g = 0; g < groups; g++)
+        CHECKF(memcmp(y1 + g * kg * plane, y4 + g * 4 * plane, (size_t)plane * sizeof *y1) == 0,
+               "%s: group %lld differs from the four-channel kernel's bits", what, (long long)g);
+    fconv_plan_destroy(p1);
+    fconv_plan_destroy(p4);
+    fconv_plan_destroy(p2);
+    free(x);
+    free(w1);
+    free(w4);
+    free(y1);
+    free(y4);
+}
+
+static void test_few_channels(void) {
+    few_channel_case(3, 1, 1, 13, 70, 3, 3, 1, 1);  /* 3 -> 1, rows 13: a last block of one row */
+    few_channel_case(3, 1, 2, 14, 37, 5, 5, 2, 1);  /* 5x5 (25 taps: every ISA takes the path) */
+    few_channel_case(2, 1, 3, 11, 40, 4, 3, 0, 2);  /* even kernel rows, dilated columns, no padding */
+    few_channel_case(4, 4, 1, 10, 33, 3, 3, 1, 1);  /* depthwise */
+    few_channel_case(6, 2, 2, 9, 50, 7, 2, 3, 1);   /* groups of 3 channels, padding rows everywhere */
+    few_channel_case(1, 1, 1, 40, 20, 33, 3, 16, 1); /* taller than the path's pointer arrays: row kernel */
+}
+
 int main(void) {
     test_init();
     TEST(test_wide_rows);
     TEST(test_kernel_larger_than_image);
     TEST(test_conv1d);
     TEST(test_conv2d_blocking);
+    TEST(test_few_channels);
     return test_finish();
 }
