@@ -134,8 +134,7 @@ static size_t fft_cols_workspace(const fconv_plan *plan) {
 static double fft_cols_cost(const fconv_plan *plan) {
     const fconv_filter2d_desc *f = &plan->filter;
     struct fft_cols_layout l = fft_cols_layout(plan);
-    fconv_isa isa = fconv_plan_isa(plan);
-    double speed = isa >= FCONV_ISA_AVX512 ? 1.0 : isa >= FCONV_ISA_AVX2 ? 0.93 : 0.15;
+    double speed = fconv_fft_segment_isa_speed(fconv_plan_isa(plan));
     double outputs = (double)(l.bands * l.hop) * (double)(l.strips * l.strip);
     double work = outputs * fconv_fft_segment_seconds(l.n, f->kw, f->kh) / speed;
     double copied = (double)l.strips * (double)(l.bands * l.hop + l.slots * (l.n - l.hop)) * (double)l.row_stride;

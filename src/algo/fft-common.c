@@ -369,6 +369,10 @@ double fconv_fft_segment_seconds(int64_t n, int64_t sums, int64_t span) {
     return (2.0 * (double)sums * (double)n + 2.0 * transform) / hop / (55e9 * efficiency);
 }
 
+double fconv_fft_segment_isa_speed(fconv_isa isa) {
+    return isa >= FCONV_ISA_AVX512 ? 1.0 : isa >= FCONV_ISA_AVX2 ? 0.93 : 0.15;
+}
+
 int64_t fconv_fft_segment_size(int64_t sums, int64_t span) {
     int64_t best = 0;
     for (int64_t n = 16; n <= FCONV_FFT_ROWS_MAX_N; n *= 2) {

@@ -111,6 +111,10 @@ void fconv_fft_segment_spectra(const float *kc, int64_t count, int64_t len, int6
  * units/s up to 32 points, 45 G at 64, 36 G at 128; fft-cols runs at the same rate. */
 double fconv_fft_segment_seconds(int64_t n, int64_t sums, int64_t span);
 
+/* The segment transforms' speed on an ISA relative to AVX-512, which
+ * fconv_fft_segment_seconds assumes: AVX2 measured ~0.93x on Zen 4, scalar ~0.15x. */
+double fconv_fft_segment_isa_speed(fconv_isa isa);
+
 /* The transform size (16..FCONV_FFT_ROWS_MAX_N) with the least fconv_fft_segment_seconds
  * keeping a hop of at least a quarter of it; 0 when the span is longer than
  * FCONV_FFT_SEGMENT_MAX_SPAN (the largest transform would keep less than a quarter). */

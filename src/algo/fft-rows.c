@@ -121,14 +121,13 @@ static size_t fft_rows_workspace(const fconv_plan *plan) {
 }
 
 /* Seconds: the modelled time of every output the groups compute (the last group's idle
- * lanes included) at the ISA's speed (AVX2 measured ~0.93x AVX-512 on Zen 4, scalar
- * ~0.15x), plus the extended rows' copies, over the threads with work. Checked against 2
- * threads (Zen 4 VM): 2048^2 11x11 3.85 ms modelled, 4.1-4.3 measured. */
+ * lanes included) at the ISA's speed (fconv_fft_segment_isa_speed), plus the extended
+ * rows' copies, over the threads with work. Checked against 2 threads (Zen 4 VM): 2048^2
+ * 11x11 3.85 ms modelled, 4.1-4.3 measured. */
 static double fft_rows_cost(const fconv_plan *plan) {
     const fconv_filter2d_desc *f = &plan->filter;
     struct fft_rows_layout l = fft_rows_layout(plan);
-    fconv_isa isa = fconv_plan_isa(plan);
-    double speed = isa >= FCONV_ISA_AVX512 ? 1.0 : isa >= FCONV_ISA_AVX2 ? 0.93 : 0.15;
+    double speed = fconv_fft_segment_isa_speed(fconv_plan_isa(plan));
     double outputs = (double)f->channels * (double)plan->out_h * (double)(l.groups * l.lanes * l.hop);
     double rows = (double)f->channels * (double)l.chunks * (double)(plan->out_h + l.bands * (f->kh - 1));
     double work = outputs * fconv_fft_segment_seconds(l.n, f->kh, f->kw) / speed + fconv_stream_seconds(rows * (double)l.ext_bytes);
