@@ -1,7 +1,14 @@
 /*
  * winograd.c — conv2d (3x3, stride 1, dilation 1) and 3x3 filter2d by Winograd
- * F(m x m, 3 x 3), m = 2, 4, 6: three table entries sharing one driver parametrised by the
- * matrix set (winograd.h). Per group and block of output tiles: input transform into
+ * F(m x m, 3 x 3), m = 2, 4, 6, and conv2d with 5x5 to 8x8 kernels at stride 2 (ResNet's
+ * 7x7/2 stem) by F(3x3, 4x4) on the four stride-2 phases: four table entries sharing one
+ * driver parametrised by the matrix set (winograd.h).
+ * The phases: y[p][q] = sum x[2p + i][2q + j] w[i][j] splits by the parity (a, b) of (i, j)
+ * into four stride-1 correlations of the phase images x[2s + a][2t + b] with the phase
+ * kernels w[2i' + a][2j' + b] (up to 4x4, zero-padded), i.e. one stride-1 4x4 layer with 4C
+ * input channels; the gather reads the phase images straight out of x (channel 4c + 2a + b).
+ * A 7x7/2 layer then costs 4C * 36/9 = 16C multiplies per output and filter instead of 49C.
+ * Per group and block of output tiles: input transform into
  * V[ξν][c][tile], alpha² GEMMs over channels M[ξν] = U[ξν] V[ξν], output transform + bias +
  * ReLU into y. Invariant: tiles are grouped into blocks whose size depends only on the
  * problem, and each block goes through the same arithmetic on whichever thread or in
@@ -35,7 +42,11 @@
  * workspace layout:  [padded image][U][V x vm_workers][M x vm_workers][scratch x scratch_workers]. */
 struct wino_geometry {
     const struct fconv_wino_matrices *mat;
-    int64_t m, alpha;
+    int64_t m, r, alpha;
+    /* stride 1 or 2; phases = stride^2 GEMM channels per input channel (cs of them per group:
+     * cg = cs * phases, channel c being phase c % phases of input channel c / phases) */
+    int64_t stride, phases, cs;
+    int64_t kr, ks;        /* the layer's kernel (r x r, or up to 2r x 2r at stride 2) */
     int64_t n, groups, cg, kg, h, w, out_h, out_w, pad_top, pad_left;
     int64_t tiles_h, tiles_w;
     size_t tiles;          /* n * tiles_h * tiles_w: the GEMM columns of all images */
@@ -98,14 +109,22 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
     memset(&g, 0, sizeof g);
     g.mat = fconv_wino_matrices_for(m);
     g.m = m;
-    g.alpha = m + 2;
+    g.r = g.mat->r;
+    g.alpha = g.mat->alpha;
     g.out_h = plan->out_h;
     g.out_w = plan->out_w;
+    g.stride = g.phases = 1;
+    g.kr = g.ks = 3;
     if (plan->kind == FCONV_KIND_CONV2D) {
         const fconv_conv2d_desc *d = &plan->conv2d;
         g.n = d->n;
         g.groups = d->groups;
-        g.cg = d->c / d->groups;
+        g.stride = d->stride_h;
+        g.phases = g.stride * g.stride;
+        g.kr = d->r;
+        g.ks = d->s;
+        g.cs = d->c / d->groups;
+        g.cg = g.cs * g.phases;
         g.kg = d->k / d->groups;
         g.h = d->h;
         g.w = d->w;
@@ -130,7 +149,7 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
                    (size_t)g.out_w % lanes == 0 && (size_t)g.out_w >= 4 * lanes;
     } else { /* one image per channel, C = K = 1, output interleaved into y[OH][OW][CH] */
         g.n = plan->filter.channels;
-        g.groups = g.cg = g.kg = 1;
+        g.groups = g.cs = g.cg = g.kg = 1;
         g.h = fconv_filter_padded_h(plan);
         g.w = fconv_filter_padded_w(plan);
         g.x_h = g.w;
@@ -210,14 +229,27 @@ struct filter_ctx {
     float *u;
 };
 
+/* The r x r kernel of GEMM channel ch from filter wk (kr x ks, one input channel's): the
+ * phase's taps w[stride*i + a][stride*j + b], zero past the kernel (at stride 1, wk itself). */
+static void phase_kernel(const struct wino_geometry *g, const float *wk, size_t ch, float *kernel) {
+    int64_t phase = (int64_t)ch % g->phases, a = phase / g->stride, b = phase % g->stride, r = g->r;
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < r; j++) {
+            int64_t si = g->stride * i + a, sj = g->stride * j + b;
+            kernel[i * r + j] = si < g->kr && sj < g->ks ? wk[si * g->ks + sj] : 0.0f;
+        }
+}
+
 static void filter_task(const void *vctx, size_t k) {
     const struct filter_ctx *c = vctx;
     const struct wino_geometry *g = c->g;
     size_t a2 = (size_t)(g->alpha * g->alpha), cg = (size_t)g->cg, kg = (size_t)g->kg;
-    size_t group = k / kg, kk = k % kg;
-    for (size_t ch = 0; ch < cg; ch++) /* consecutive ξν are kgp*cg apart */
-        fconv_wino_transform_filter(g->mat, c->w + (k * cg + ch) * 9, c->u + u_offset(g, group, 0, kk, ch),
-                                    g->kgp * cg);
+    size_t group = k / kg, kk = k % kg, taps = (size_t)(g->kr * g->ks);
+    for (size_t ch = 0; ch < cg; ch++) { /* consecutive ξν are kgp*cg apart */
+        float kernel[16];
+        phase_kernel(g, c->w + (k * (size_t)g->cs + ch / (size_t)g->phases) * taps, ch, kernel);
+        fconv_wino_transform_filter(g->mat, kernel, c->u + u_offset(g, group, 0, kk, ch), g->kgp * cg);
+    }
     if (kk + 1 == kg) /* the last row of the group: zero the padding rows of its last sliver */
         for (size_t x = 0; x < a2; x++)
             for (size_t pad = kg; pad < g->kgp; pad++)
@@ -313,11 +345,14 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
                           float *v) {
     const struct wino_geometry *g = u->g;
     size_t group, t0, nt, tb = g->tb, a = (size_t)g->alpha;
-    int64_t m = g->m;
+    int64_t m = g->m, s = g->stride, step = s * m; /* step: x's columns from a tile to the next */
     unit_range(g, unit, &group, &t0, &nt);
     size_t ncols = round_up(nt, FCONV_WINO_STRIP);
     float *d = scratch;
-    const float *xc = u->x + (int64_t)(group * (size_t)g->cg + c) * g->x_c;
+    const int64_t phase = (int64_t)c % g->phases, pa = phase / s, pb = phase % s;
+    const float *xc = u->x + (int64_t)(group * (size_t)g->cs + c / (size_t)g->phases) * g->x_c;
+    /* the next GEMM channel reads another input channel: ask for its rows while on this one */
+    const int next_input = c + 1 < (size_t)g->cg && (int64_t)(c + 1) % g->phases == 0;
     const int grid = m == 4 && g->tiles_w == 4; /* 14x14 and 16x16 maps: whole tile rows per vector */
     for (size_t t = 0; t < nt && grid;) {
         /* In 4-tile runs, the run gather had been a fifth of a 1x128x16x16 layer's time (a
@@ -328,7 +363,7 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
         for (size_t e = 0; e < trows * 6; e++) {
             int64_t row = (ty + (int64_t)(e / 6)) * m - g->pad_top + (int64_t)(e % 6);
             rows[e] = row >= 0 && row < g->h ? xc + n * g->x_n + row * g->x_h : NULL;
-            if (rows[e] && c + 1 < (size_t)g->cg) prefetch_columns(rows[e] + g->x_c, -g->pad_left, 4 * m + 2, g->w);
+            if (rows[e] && next_input) prefetch_columns(rows[e] + g->x_c, -g->pad_left, 4 * m + 2, g->w);
         }
         g->kern->wino_f4_gather_grid(rows, -g->pad_left, g->w, trows * 4, d + t, tb);
         t += trows * 4;
@@ -338,15 +373,20 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
         tile_coords(g, t0 + t, &n, &ty, &tx);
         size_t run = (size_t)(g->tiles_w - tx);
         if (run > nt - t) run = nt - t;
-        int64_t row0 = ty * m - g->pad_top;
+        int64_t row0 = ty * step + pa - g->pad_top;
         for (size_t i = 0; i < a; i++) {
-            int64_t row = row0 + (int64_t)i;
+            int64_t row = row0 + s * (int64_t)i;
             const int inside = row >= 0 && row < g->h;
             const float *xr = inside ? xc + n * g->x_n + row * g->x_h : NULL;
-            if (inside && c + 1 < (size_t)g->cg) /* the next channel's same row */
-                prefetch_columns(xr + g->x_c, tx * m - g->pad_left, (int64_t)run * m + 2, g->w);
-            if (m == 4 && inside) { /* the dispatched SIMD gather */
+            if (inside && next_input) /* the next input channel's same row */
+                prefetch_columns(xr + g->x_c, tx * step + pb - g->pad_left,
+                                 (int64_t)run * step + s * (g->alpha - m), g->w);
+            if (m == 4 && inside) { /* the dispatched SIMD gathers */
                 g->kern->wino_f4_gather(xr, tx * m - g->pad_left, g->w, run, d + i * a * tb + t, tb);
+                continue;
+            }
+            if (m == 3 && inside) {
+                g->kern->wino_f3s2_gather(xr, tx * step + pb - g->pad_left, g->w, run, d + i * a * tb + t, tb);
                 continue;
             }
             for (size_t j = 0; j < a; j++) {
@@ -355,14 +395,14 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
                     for (size_t r = 0; r < run; r++) dst[r] = 0.0f;
                     continue;
                 }
-                /* column of tile r of the run: col0 + r*m; inside for r in [lo, hi) */
-                int64_t col0 = tx * m - g->pad_left + (int64_t)j;
-                int64_t lo = col0 >= 0 ? 0 : (-col0 + m - 1) / m;
-                int64_t hi = col0 < g->w ? (g->w - 1 - col0) / m + 1 : 0;
+                /* column of tile r of the run: col0 + r*step; inside for r in [lo, hi) */
+                int64_t col0 = tx * step + s * (int64_t)j + pb - g->pad_left;
+                int64_t lo = col0 >= 0 ? 0 : (-col0 + step - 1) / step;
+                int64_t hi = col0 < g->w ? (g->w - 1 - col0) / step + 1 : 0;
                 if (hi > (int64_t)run) hi = (int64_t)run;
                 if (lo > hi) lo = hi;
                 for (int64_t r = 0; r < lo; r++) dst[r] = 0.0f;
-                for (int64_t r = lo; r < hi; r++) dst[r] = xr[col0 + r * m];
+                for (int64_t r = lo; r < hi; r++) dst[r] = xr[col0 + r * step];
                 for (int64_t r = hi; r < (int64_t)run; r++) dst[r] = 0.0f;
             }
         }
@@ -371,15 +411,15 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
     for (size_t e = 0; e < a * a; e++) /* padding columns of the last strip: never written out */
         for (size_t t = nt; t < ncols; t++) d[e * tb + t] = 0.0f;
     if (!g->packed) {
-        g->kern->wino_input[m / 2 - 1](d, v + c * tb, g->v_xn, tb, ncols);
+        g->kern->wino_input[g->mat->input_slot](d, v + c * tb, g->v_xn, tb, ncols);
         return;
     }
     /* V as the micro-kernel's B panels: per ξν, slivers channel-major (the one from column s
      * at v + s*cg, channel c's row of it at + c*width) */
-    for (size_t s = 0, width; s < ncols; s += width) {
-        width = sliver_width(g, s, nt);
-        g->kern->wino_input[m / 2 - 1](d + s, v + s * (size_t)g->cg + c * width, g->v_xn, tb,
-                                       width);
+    for (size_t sv = 0, width; sv < ncols; sv += width) {
+        width = sliver_width(g, sv, nt);
+        g->kern->wino_input[g->mat->input_slot](d + sv, v + sv * (size_t)g->cg + c * width, g->v_xn, tb,
+                                                width);
     }
 }
 
@@ -440,7 +480,7 @@ static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, floa
     unit_range(g, unit, &group, &t0, &nt);
     size_t ncols = round_up(nt, FCONV_WINO_STRIP);
     float *out = scratch;
-    g->kern->wino_output[m / 2 - 1](mm + k * tb, g->m_xn, out, tb, ncols);
+    g->kern->wino_output[g->mat->output_slot](mm + k * tb, g->m_xn, out, tb, ncols);
     int64_t kk = (int64_t)(group * (size_t)g->kg + k), mi = (int64_t)m;
     int has_bias = u->bias != NULL, relu = g->relu;
     float b = has_bias ? u->bias[kk] : 0.0f;
@@ -463,9 +503,9 @@ static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, floa
         if (run > nt - t) run = nt - t;
         for (int64_t i = 0; i < mi && ty * mi + i < g->out_h; i++) {
             float *yrow = u->y + n * g->y_n + kk * g->y_k + (ty * mi + i) * g->y_p;
-            if (mi == 4 && g->y_q == 1) { /* the dispatched SIMD scatter */
-                g->kern->wino_f4_scatter(out + (size_t)(i * mi) * tb + t, tb, run, yrow, tx * mi, g->out_w,
-                                         has_bias ? &b : NULL, relu, g->stream);
+            if ((mi == 4 || mi == 3) && g->y_q == 1) { /* the dispatched SIMD scatter */
+                g->kern->wino_scatter(out + (size_t)(i * mi) * tb + t, tb, m, run, yrow, tx * mi, g->out_w,
+                                      has_bias ? &b : NULL, relu, g->stream);
                 continue;
             }
             for (int64_t j = 0; j < mi && tx * mi + j < g->out_w; j++) {
@@ -559,7 +599,35 @@ static void wino_run(const fconv_plan *plan, int m, const float *x, const float 
 
 /* ---- table entry functions ------------------------------------------------------------------ */
 
+/* F(3x3, 4x4) on the stride-2 phases: conv2d, stride 2, dilation 1, kernels whose phases are
+ * 3 or 4 taps wide (below 5 the 4x4 phase kernels are mostly zeros: a 3x3/2 layer would do
+ * 4C * 36/9 = 16C multiplies per output instead of 9C). */
+static fconv_status stride2_supports(const fconv_plan *plan, char *why, size_t why_len) {
+    if (plan->kind != FCONV_KIND_CONV2D) {
+        snprintf(why, why_len, "winograd-stride2 serves conv2d only (a stride-2 layer)");
+        return FCONV_EUNSUPPORTED;
+    }
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    if (d->stride_h != 2 || d->stride_w != 2) {
+        snprintf(why, why_len, "winograd-stride2 needs stride 2, got %lldx%lld", (long long)d->stride_h,
+                 (long long)d->stride_w);
+        return FCONV_EUNSUPPORTED;
+    }
+    if (d->dilation_h != 1 || d->dilation_w != 1) {
+        snprintf(why, why_len, "winograd-stride2 needs dilation 1, got %lldx%lld", (long long)d->dilation_h,
+                 (long long)d->dilation_w);
+        return FCONV_EUNSUPPORTED;
+    }
+    if (d->r < 5 || d->r > 8 || d->s < 5 || d->s > 8) {
+        snprintf(why, why_len, "winograd-stride2 needs a kernel from 5x5 to 8x8, got %lldx%lld", (long long)d->r,
+                 (long long)d->s);
+        return FCONV_EUNSUPPORTED;
+    }
+    return FCONV_OK;
+}
+
 static fconv_status wino_supports(const fconv_plan *plan, int m, char *why, size_t why_len) {
+    if (m == 3) return stride2_supports(plan, why, why_len);
     if (plan->kind == FCONV_KIND_CONV1D) {
         snprintf(why, why_len, "winograd-%dx%d does not serve conv1d (a 1 x m kernel; it needs 3x3)",
                  m, m);
@@ -676,7 +744,7 @@ static double wino_cost(const fconv_plan *plan, int m) {
     return t / plan->threads + memory + 5e-6;
 }
 
-#define DEFINE_WINOGRAD(M, ID, BOUND, SUMMARY)                                                    \
+#define DEFINE_WINOGRAD(M, SYMBOL, ID, NAME, SERVES, BOUND, SUMMARY)                              \
     static fconv_status supports_##M(const fconv_plan *p, char *why, size_t n) {                  \
         return wino_supports(p, M, why, n);                                                       \
     }                                                                                             \
@@ -687,11 +755,11 @@ static double wino_cost(const fconv_plan *plan, int m) {
                             float *y, void *ws) {                                                 \
         wino_run(p, M, x, w, b, y, ws);                                                           \
     }                                                                                             \
-    const struct fconv_algorithm fconv_algorithm_winograd_##M##x##M = {                           \
+    const struct fconv_algorithm SYMBOL = {                                                       \
         .id = ID,                                                                                 \
-        .name = "winograd-" #M "x" #M,                                                            \
+        .name = NAME,                                                                             \
         .summary = SUMMARY,                                                                       \
-        .serves = FCONV_SERVES_CONV2D | FCONV_SERVES_FILTER2D,                                    \
+        .serves = SERVES,                                                                         \
         .error_bound = BOUND,                                                                     \
         .supports = supports_##M,                                                                 \
         .workspace = workspace_##M,                                                               \
@@ -701,9 +769,13 @@ static double wino_cost(const fconv_plan *plan, int m) {
         .execute = execute_##M,                                                                   \
     };
 
-DEFINE_WINOGRAD(2, FCONV_ALGO_WINOGRAD_2X2, 1e-6,
+#define SERVES_3X3 (FCONV_SERVES_CONV2D | FCONV_SERVES_FILTER2D)
+DEFINE_WINOGRAD(2, fconv_algorithm_winograd_2x2, FCONV_ALGO_WINOGRAD_2X2, "winograd-2x2", SERVES_3X3, 1e-6,
                 "Winograd F(2x2,3x3): 2.25x fewer multiplies, 3x3 stride-1 only")
-DEFINE_WINOGRAD(4, FCONV_ALGO_WINOGRAD_4X4, 1e-5,
+DEFINE_WINOGRAD(4, fconv_algorithm_winograd_4x4, FCONV_ALGO_WINOGRAD_4X4, "winograd-4x4", SERVES_3X3, 1e-5,
                 "Winograd F(4x4,3x3): 4x fewer multiplies, 3x3 stride-1 only")
-DEFINE_WINOGRAD(6, FCONV_ALGO_WINOGRAD_6X6, 5e-5,
+DEFINE_WINOGRAD(6, fconv_algorithm_winograd_6x6, FCONV_ALGO_WINOGRAD_6X6, "winograd-6x6", SERVES_3X3, 5e-5,
                 "Winograd F(6x6,3x3): 5.06x fewer multiplies, less accurate, 3x3 stride-1 only")
+DEFINE_WINOGRAD(3, fconv_algorithm_winograd_stride2, FCONV_ALGO_WINOGRAD_STRIDE2, "winograd-stride2",
+                FCONV_SERVES_CONV2D, 1e-5,
+                "Winograd F(3x3,4x4) on the stride-2 phases: 5x5-8x8 kernels at stride 2 (7x7: 3x fewer multiplies)")

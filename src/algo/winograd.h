@@ -1,10 +1,11 @@
 /*
- * winograd.h — Winograd minimal filtering F(m x m, 3 x 3) for m = 2, 4, 6, private to
- * winograd.c (the driver), winograd-transforms.c (the matrices) and the per-ISA tile kernels
- * (kernels/winograd: transforms, gather, scatter; contracts in core/dispatch.h).
+ * winograd.h — Winograd minimal filtering F(m x m, 3 x 3) for m = 2, 4, 6, and F(3x3, 4x4)
+ * for the stride-2 phases (winograd.c), private to winograd.c (the driver),
+ * winograd-transforms.c (the matrices) and the per-ISA tile kernels (kernels/winograd:
+ * transforms, gather, scatter; contracts in core/dispatch.h).
  *
- * For an alpha x alpha input tile d (alpha = m + 2) and a 3x3 kernel g, the m x m 'valid'
- * correlation of d with g is  Y = A^T [ (G g G^T) ⊙ (B^T d B) ] A.
+ * For an alpha x alpha input tile d (alpha = m + r - 1) and an r x r kernel g, the m x m
+ * 'valid' correlation of d with g is  Y = A^T [ (G g G^T) ⊙ (B^T d B) ] A.
  * The transforms work on many tiles at once: element (i, j) of a tile transform is a
  * vector of `ld` floats, one per tile ("tile-minor" layout), so every inner loop runs over
  * tiles with unit stride. ncols (a multiple of FCONV_WINO_STRIP, <= ld) tiles are computed.
@@ -18,17 +19,21 @@
 #define FCONV_WINO_STRIP 16
 
 struct fconv_wino_matrices {
-    int m, alpha;
-    /* The exact matrices (as float64, row-major): B^T alpha x alpha, G alpha x 3,
+    int m, r, alpha;
+    /* The exact matrices (as float64, row-major): B^T alpha x alpha, G alpha x r,
      * A^T m x alpha. The tests check them; the filter transform uses them. */
     const double *bt, *g, *at;
+    /* Which of the dispatch table's wino_input[] / wino_output[] transform its tiles: B^T
+     * depends on the interpolation points alone, so F(3x3,4x4) shares F(4x4,3x3)'s. */
+    int input_slot, output_slot;
 };
 
-/* The matrix set for F(m x m, 3 x 3), m in {2, 4, 6}; NULL for any other m. */
+/* The matrix set for F(m x m, 3 x 3), m in {2, 4, 6}, or F(3x3, 4x4) for m = 3; NULL for
+ * any other m. */
 const struct fconv_wino_matrices *fconv_wino_matrices_for(int m);
 
 /*
- * U = G g G^T for one 3x3 kernel g (row-major, correlation orientation), computed in
+ * U = G g G^T for one r x r kernel g (row-major, correlation orientation), computed in
  * float64 and rounded once; U[ξ][ν] is written to u[(ξ*alpha + ν) * u_step].
  */
 void fconv_wino_transform_filter(const struct fconv_wino_matrices *mat, const float *g,

@@ -95,6 +95,11 @@ typedef void (*fconv_copy_stride2_fn)(float *dst, const float *src, size_t n);
 typedef void (*fconv_wino_f4_gather_fn)(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
                                         size_t dst_step);
 /*
+ * F(3x3, 4x4)'s on a stride-2 phase (tiles 3 outputs, 6 input columns apart; the phase's
+ * columns 2 apart), the same contract with dst[j*dst_step + r] = xr[col0 + 6r + 2j].
+ */
+typedef fconv_wino_f4_gather_fn fconv_wino_f3s2_gather_fn;
+/*
  * The same for a map four tiles wide (14x14, 16x16 outputs), whole tile rows at a time: tile
  * t < ntiles (a multiple of 4) is column t % 4 of tile row t / 4, and for i, j < 6
  * dst[(i*6 + j)*dst_step + t] = rows[(t/4)*6 + i][col0 + 4*(t%4) + j], or 0 where rows[...]
@@ -106,16 +111,16 @@ typedef void (*fconv_wino_f4_gather_grid_fn)(const float *const *rows, int64_t c
                                              float *dst, size_t dst_step);
 
 /*
- * Its output scatter, one output row of a run of tiles: for r < run and j < 4 with
- * q = q0 + 4r + j < out_w, yrow[q] = src[j*src_step + r] (+ *bias when bias is not NULL),
- * then max(0, .) if relu (NaN stays NaN). q0 >= 0; src_step >= run. With stream, the
- * vector-aligned whole vectors of y go out through non-temporal stores, which the calling
- * thread orders (fconv_stream_fence) before anyone reads y.
+ * The output scatter of F(m x m) tiles, m = 4 or 3, one output row of a run of tiles: for
+ * r < run and j < m with q = q0 + m*r + j < out_w, yrow[q] = src[j*src_step + r] (+ *bias
+ * when bias is not NULL), then max(0, .) if relu (NaN stays NaN). q0 >= 0; src_step >= run.
+ * With stream, the vector-aligned whole vectors of y go out through non-temporal stores,
+ * which the calling thread orders (fconv_stream_fence) before anyone reads y.
  */
-typedef void (*fconv_wino_f4_scatter_fn)(const float *src, size_t src_step, size_t run, float *yrow,
-                                         int64_t q0, int64_t out_w, const float *bias, int relu, int stream);
+typedef void (*fconv_wino_scatter_fn)(const float *src, size_t src_step, size_t m, size_t run, float *yrow,
+                                      int64_t q0, int64_t out_w, const float *bias, int relu, int stream);
 /*
- * Its twin for maps four tiles wide (out_w <= 16), whole tile rows at a time: for tile
+ * F(4x4)'s twin for maps four tiles wide (out_w <= 16), whole tile rows at a time: for tile
  * t < ntiles (a multiple of 4), i, j < 4 and q = 4*(t%4) + j < out_w, where
  * yrows[(t/4)*4 + i] is not NULL (an output row past the map's end is),
  * yrows[(t/4)*4 + i][q] = src[(i*4 + j)*src_step + t] (+ *bias), then max(0, .) if relu.
@@ -130,7 +135,9 @@ typedef void (*fconv_wino_f4_scatter_grid_fn)(const float *src, size_t src_step,
  * v(ξ, ν) at v + (ξ*alpha + ν)*v_step.
  * Output: out = A^T M A for one output channel; M(ξ, ν) at mm + (ξ*alpha + ν)*m_step;
  * out: element (i, j) at out + (i*m + j)*ld.
- * Indexed by m/2 - 1 for F(m x m, 3 x 3), m = 2, 4, 6.
+ * wino_input is indexed by alpha/2 - 2 (alpha = 4, 6, 8), wino_output by m/2 - 1 for
+ * F(m x m, 3 x 3), m = 2, 4, 6, and 3 for F(3x3, 4x4): the matrix set's input_slot and
+ * output_slot (algo/winograd.h).
  */
 typedef void (*fconv_wino_input_fn)(const float *d, float *v, size_t v_step, size_t ld, size_t ncols);
 typedef void (*fconv_wino_output_fn)(const float *mm, size_t m_step, float *out, size_t ld, size_t ncols);
@@ -203,10 +210,11 @@ struct fconv_kernels {
     fconv_copy_stride2_fn im2col_copy_stride2;
     fconv_wino_f4_gather_fn wino_f4_gather;
     fconv_wino_f4_gather_grid_fn wino_f4_gather_grid;
-    fconv_wino_f4_scatter_fn wino_f4_scatter;
+    fconv_wino_f3s2_gather_fn wino_f3s2_gather;
+    fconv_wino_scatter_fn wino_scatter;
     fconv_wino_f4_scatter_grid_fn wino_f4_scatter_grid;
     fconv_wino_input_fn wino_input[3];
-    fconv_wino_output_fn wino_output[3];
+    fconv_wino_output_fn wino_output[4];
     fconv_fft_rows_forward_fn fft_rows_forward;
     fconv_fft_rows_inverse_fn fft_rows_inverse;
     fconv_fft_rows_stream_row_fn fft_rows_stream_row;
@@ -262,20 +270,25 @@ FCONV_DECLARE_WINO_GATHER_GRID(avx2)
 FCONV_DECLARE_WINO_GATHER_GRID(avx512)
 #undef FCONV_DECLARE_WINO_GATHER_GRID
 
-void fconv_wino_f4_scatter_kernel__scalar(const float *src, size_t src_step, size_t run, float *yrow,
+#define FCONV_DECLARE_WINO_STRIDE2(isa)                                                                  \
+    void fconv_wino_f3s2_gather_kernel__##isa(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,   \
+                                              size_t dst_step);                                                  \
+    void fconv_wino_scatter_kernel__##isa(const float *src, size_t src_step, size_t m, size_t run, float *yrow,    \
                                           int64_t q0, int64_t out_w, const float *bias, int relu, int stream);
-void fconv_wino_f4_scatter_kernel__avx2(const float *src, size_t src_step, size_t run, float *yrow,
-                                        int64_t q0, int64_t out_w, const float *bias, int relu, int stream);
-void fconv_wino_f4_scatter_kernel__avx512(const float *src, size_t src_step, size_t run, float *yrow,
-                                          int64_t q0, int64_t out_w, const float *bias, int relu, int stream);
+FCONV_DECLARE_WINO_STRIDE2(scalar)
+FCONV_DECLARE_WINO_STRIDE2(avx2)
+FCONV_DECLARE_WINO_STRIDE2(avx512)
+#undef FCONV_DECLARE_WINO_STRIDE2
 
 /* The per-ISA Winograd tile transforms (kernels/winograd/winograd-tiles.c), fconv_wino_input_f4__avx2
- * and so on: the two functions of F(m x m) for one ISA, then all three m for each ISA. */
+ * and so on: the two functions of F(m x m) for one ISA, then all three m for each ISA, and
+ * F(3x3, 4x4)'s output transform. */
 #define FCONV_DECLARE_WINO_TILES(isa, m)                                                               \
     void fconv_wino_input_f##m##__##isa(const float *d, float *v, size_t v_step, size_t ld, size_t ncols); \
     void fconv_wino_output_f##m##__##isa(const float *mm, size_t m_step, float *out, size_t ld, size_t ncols);
 #define FCONV_DECLARE_WINO_TILES_ALL(isa) \
-    FCONV_DECLARE_WINO_TILES(isa, 2) FCONV_DECLARE_WINO_TILES(isa, 4) FCONV_DECLARE_WINO_TILES(isa, 6)
+    FCONV_DECLARE_WINO_TILES(isa, 2) FCONV_DECLARE_WINO_TILES(isa, 4) FCONV_DECLARE_WINO_TILES(isa, 6) \
+    void fconv_wino_output_f3__##isa(const float *mm, size_t m_step, float *out, size_t ld, size_t ncols);
 FCONV_DECLARE_WINO_TILES_ALL(scalar)
 FCONV_DECLARE_WINO_TILES_ALL(avx2)
 FCONV_DECLARE_WINO_TILES_ALL(avx512)

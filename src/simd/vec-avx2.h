@@ -121,6 +121,24 @@ static inline void vf_interleave4(const vf in[4], float *p) {
     _mm256_storeu_ps(p + 24, _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(3, 2, 3, 2)));
 }
 
+/* Every sixth of the 6*VF_LANES floats in in[0..5], from float e (0 <= e < 6): o[t] = float
+ * 6t + e, the columns of a stride-2 phase that Winograd F(3x3, 4x4) tiles 3 apart read. Through
+ * memory: only the stride-2 layers' gather takes it, and AVX-512 machines a permute path. */
+static inline vf vf_every6(const vf in[6], int e) {
+    float buf[6 * 8];
+    for (int k = 0; k < 6; k++) _mm256_storeu_ps(buf + 8 * k, in[k]);
+    return _mm256_i32gather_ps(buf + e, _mm256_setr_epi32(0, 6, 12, 18, 24, 30, 36, 42), 4);
+}
+
+/* p[3t + j] = in[j][t] for 3*VF_LANES floats: F(3x3, 4x4)'s output columns back into a row.
+ * Through memory, as vf_every6. */
+static inline void vf_interleave3(const vf in[3], float *p) {
+    float buf[3][8];
+    for (int j = 0; j < 3; j++) _mm256_storeu_ps(buf[j], in[j]);
+    for (int t = 0; t < 8; t++)
+        for (int j = 0; j < 3; j++) p[3 * t + j] = buf[j][t];
+}
+
 /* c - a*b, fused. */
 static inline vf vf_fnma(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
 

@@ -89,6 +89,35 @@ static inline void vf_interleave4(const vf in[4], float *p) {
     }
 }
 
+/* Every sixth of the 6*VF_LANES floats in in[0..5], from float e (0 <= e < 6): o[t] = float
+ * 6t + e (see vec-avx2.h). Lane t's float lies in pair (6t + e) / 32 at (6t + e) % 32: one
+ * two-source permute per pair with the same indices, then the three blended. */
+static inline vf vf_every6(const vf in[6], int e) {
+    const __m512i at = _mm512_add_epi32(_mm512_setr_epi32(0, 6, 12, 18, 24, 30, 36, 42, 48, 54, 60, 66, 72, 78, 84, 90),
+                                        _mm512_set1_epi32(e));
+    const __m512i idx = _mm512_and_si512(at, _mm512_set1_epi32(31));
+    const __mmask16 past32 = _mm512_cmpge_epi32_mask(at, _mm512_set1_epi32(32));
+    const __mmask16 past64 = _mm512_cmpge_epi32_mask(at, _mm512_set1_epi32(64));
+    vf o = _mm512_mask_blend_ps(past32, _mm512_permutex2var_ps(in[0], idx, in[1]),
+                                _mm512_permutex2var_ps(in[2], idx, in[3]));
+    return _mm512_mask_blend_ps(past64, o, _mm512_permutex2var_ps(in[4], idx, in[5]));
+}
+
+/* p[3t + j] = in[j][t] for 3*VF_LANES floats (see vec-avx2.h). Output vector v's lane l is
+ * float g = 16v + l: in[g % 3][g / 3], from in[0] and in[1] by one two-source permute, from
+ * in[2] (lanes with g % 3 == 2, whose index is g / 3 < 16) by a masked one-source one. */
+static inline void vf_interleave3(const vf in[3], float *p) {
+    const __m512i idx[3] = {
+        _mm512_setr_epi32(0, 16, 0, 1, 17, 1, 2, 18, 2, 3, 19, 3, 4, 20, 4, 5),
+        _mm512_setr_epi32(21, 5, 6, 22, 6, 7, 23, 7, 8, 24, 8, 9, 25, 9, 10, 26),
+        _mm512_setr_epi32(10, 11, 27, 11, 12, 28, 12, 13, 29, 13, 14, 30, 14, 15, 31, 15),
+    };
+    const __mmask16 from2[3] = {0x4924, 0x2492, 0x9249};
+    for (int v = 0; v < 3; v++)
+        _mm512_storeu_ps(p + 16 * v, _mm512_mask_permutexvar_ps(_mm512_permutex2var_ps(in[0], idx[v], in[1]),
+                                                                from2[v], idx[v], in[2]));
+}
+
 /* c - a*b, fused. */
 static inline vf vf_fnma(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
 

@@ -1,8 +1,8 @@
 /*
  * test_algorithms.c — every algorithm in the table, on every kind it serves, against the
  * reference: seeded random shapes (with a share of the shapes each specialised algorithm
- * wants: 3x3 stride-1 layers, rank-1 kernels, large kernels, long signals), every mode,
- * border, stride, dilation, group. An algorithm that declines a problem must say why, with
+ * wants: 3x3 stride-1 layers, stride-2 large kernels, rank-1 kernels, large kernels, long
+ * signals), every mode, border, stride, dilation, group. An algorithm that declines a problem must say why, with
  * FCONV_EUNSUPPORTED. Outputs are checked with the algorithm's documented error bound
  * (normalized error, DESIGN.md §4), guarded against writes past the end, and must be
  * identical with 1 and 2 threads. The workspace is allocated at exactly the reported size,
@@ -88,6 +88,14 @@ static void random_conv2d(fconv_conv2d_desc *d) {
     d->pad_left = test_rand_int(0, 3);
     d->pad_bottom = test_rand_int(0, 3);
     d->pad_right = test_rand_int(0, 3);
+    if (shape == 6) { /* a stride-2 layer with a large kernel (the 7x7/2 stem): winograd-stride2's */
+        d->r = test_rand_int(5, 8);
+        d->s = test_rand_int(5, 8);
+        d->stride_h = d->stride_w = 2;
+        d->dilation_h = d->dilation_w = 1;
+        d->h = test_rand_int(1, 30);
+        d->w = test_rand_int(1, 30);
+    }
     /* Make the dilated kernel fit the padded input. */
     while (d->dilation_h * (d->r - 1) + 1 > d->h + d->pad_top + d->pad_bottom) d->h++;
     while (d->dilation_w * (d->s - 1) + 1 > d->w + d->pad_left + d->pad_right) d->w++;

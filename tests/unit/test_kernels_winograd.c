@@ -142,7 +142,7 @@ static void check_scatter(const struct fconv_kernels *k, int64_t out_w, int64_t 
     if (run > 1) src[1] = NAN; /* tile 1, column 0 */
     for (size_t e = 0; e < len; e++) y[e] = GUARD;
     float bias = 0.25f;
-    k->wino_f4_scatter(src, step, run, y, q0, out_w, with_bias ? &bias : NULL, relu, stream);
+    k->wino_scatter(src, step, 4, run, y, q0, out_w, with_bias ? &bias : NULL, relu, stream);
     int bad = 0;
     for (size_t e = 0; e < len && !bad; e++) {
         int64_t q = (int64_t)e, rel = q - q0;

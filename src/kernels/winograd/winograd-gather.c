@@ -1,12 +1,15 @@
 /*
- * winograd-gather.c — Winograd F(4x4, 3x3)'s moves between images and the tile-minor layout
- * the transforms run over (winograd.h), one image row of a run of tiles at a time.
+ * winograd-gather.c — Winograd F(4x4, 3x3)'s and F(3x3, 4x4)'s moves between images and the
+ * tile-minor layout the transforms run over (winograd.h), one image row of a run of tiles at
+ * a time.
  * Gather: tile r's 6x6 input patch row is columns col0 + 4r .. col0 + 4r + 5, so VF_LANES
  * tiles are 4*VF_LANES + 2 consecutive floats, deinterleaved by 4 into patch columns 0..3
  * and shifted one tile for columns 4 and 5 (a strided scalar copy was ~20% of a 64-channel
- * layer's time). Scatter: the 4 output columns of VF_LANES tiles interleaved back into one
- * contiguous run of the output row, bias and ReLU applied on the way. Compiled once per
- * ISA; contracts: fconv_wino_f4_gather_fn, fconv_wino_f4_scatter_fn.
+ * layer's time). F(3x3, 4x4) on a stride-2 phase: columns col0 + 6r + 2j, every sixth float
+ * of 6*VF_LANES for j = 0..2, shifted one tile for 3..5. Scatter: the m = 4 or 3 output
+ * columns of VF_LANES tiles interleaved back into one contiguous run of the output row, bias
+ * and ReLU applied on the way. Compiled once per ISA; contracts: fconv_wino_f4_gather_fn,
+ * fconv_wino_scatter_fn.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -25,17 +28,14 @@ static inline vf columns(const float *xr, int64_t c, int64_t w) {
                           (size_t)hi);
 }
 
-/* One patch row of n (<= VF_LANES) tiles: columns 0-3 from o, 4 and 5 from col4, col5, at
- * d + j*step; n lanes wide. */
-static inline void store_patch_row(float *d, size_t step, const vf o[4], vf col4, vf col5, size_t n) {
-    if (n == VF_LANES) {
-        for (size_t j = 0; j < 4; j++) vf_storeu(d + j * step, o[j]);
-        vf_storeu(d + 4 * step, col4);
-        vf_storeu(d + 5 * step, col5);
-    } else {
-        for (size_t j = 0; j < 4; j++) vf_storeu_partial(d + j * step, o[j], n);
-        vf_storeu_partial(d + 4 * step, col4, n);
-        vf_storeu_partial(d + 5 * step, col5, n);
+/* Column c of the row, zero outside [0, w). */
+static inline float column(const float *xr, int64_t c, int64_t w) { return c >= 0 && c < w ? xr[c] : 0.0f; }
+
+/* One patch row of n (<= VF_LANES) tiles, its six columns o[0..5] at d + j*step; n lanes wide. */
+static inline void store_patch_row(float *d, size_t step, const vf o[6], size_t n) {
+    for (size_t j = 0; j < 6; j++) {
+        if (n == VF_LANES) vf_storeu(d + j * step, o[j]);
+        else vf_storeu_partial(d + j * step, o[j], n);
     }
 }
 
@@ -57,12 +57,31 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_kernel)(const float *xr, int64_t col0
     for (size_t r = 0; r < run; r += VF_LANES) {
         const size_t n = run - r < VF_LANES ? run - r : VF_LANES;
         const int64_t c = col0 + 4 * (int64_t)r;
-        vf in[4], o[4];
+        vf in[4], o[6];
         for (int k = 0; k < 4; k++) in[k] = columns(xr, c + k * VF_LANES, w);
         const int64_t c4 = c + 4 * VF_LANES; /* columns 4, 5 of the block's last tile */
-        const float next4 = c4 >= 0 && c4 < w ? xr[c4] : 0.0f, next5 = c4 + 1 >= 0 && c4 + 1 < w ? xr[c4 + 1] : 0.0f;
         vf_deinterleave4(in, o);
-        store_patch_row(dst + r, dst_step, o, vf_shift_in(o[0], next4), vf_shift_in(o[1], next5), n);
+        o[4] = vf_shift_in(o[0], column(xr, c4, w));
+        o[5] = vf_shift_in(o[1], column(xr, c4 + 1, w));
+        store_patch_row(dst + r, dst_step, o, n);
+    }
+}
+
+void FCONV_ISA_SUFFIX(fconv_wino_f3s2_gather_kernel)(const float *xr, int64_t col0, int64_t w, size_t run,
+                                                     float *dst, size_t dst_step) {
+    assert(xr && dst && dst_step >= run);
+    /* VF_LANES tiles are columns c .. c + 6*VF_LANES + 4: patch column j < 3 every sixth
+     * float from c + 2j, column j + 3 the same shifted one tile (the next tile's column j). */
+    for (size_t r = 0; r < run; r += VF_LANES) {
+        const size_t n = run - r < VF_LANES ? run - r : VF_LANES;
+        const int64_t c = col0 + 6 * (int64_t)r;
+        vf in[6], o[6];
+        for (int k = 0; k < 6; k++) in[k] = columns(xr, c + k * VF_LANES, w);
+        for (int j = 0; j < 3; j++) {
+            o[j] = vf_every6(in, 2 * j);
+            o[j + 3] = vf_shift_in(o[j], column(xr, c + 6 * VF_LANES + 2 * j, w));
+        }
+        store_patch_row(dst + r, dst_step, o, n);
     }
 }
 
@@ -76,7 +95,7 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_grid_kernel)(const float *const *rows
     for (size_t t0 = 0; t0 < ntiles; t0 += VF_LANES) {
         const size_t n = ntiles - t0 < VF_LANES ? ntiles - t0 : VF_LANES;
         for (size_t i = 0; i < 6; i++) {
-            vf in[4], in4[4], o[4], o4[4];
+            vf in[4], in4[4], o[6], o4[4];
             for (int k = 0; k < 4; k++) {
                 const size_t f = 4 * t0 + (size_t)k * VF_LANES, tr = f / 16;
                 const float *xr = tr < ntiles / 4 ? rows[tr * 6 + i] : NULL;
@@ -86,15 +105,23 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_grid_kernel)(const float *const *rows
             }
             vf_deinterleave4(in, o);
             vf_deinterleave4(in4, o4);
-            store_patch_row(dst + i * 6 * dst_step + t0, dst_step, o, o4[0], o4[1], n);
+            o[4] = o4[0];
+            o[5] = o4[1];
+            store_patch_row(dst + i * 6 * dst_step + t0, dst_step, o, n);
         }
     }
 }
 
-void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_kernel)(const float *src, size_t src_step, size_t run,
-                                                    float *yrow, int64_t q0, int64_t out_w,
-                                                    const float *bias, int relu, int stream) {
-    assert(src && yrow && q0 >= 0 && src_step >= run);
+/* p[m*t + j] = v[j][t] for m = 4 or 3. */
+static inline void interleave(const vf v[4], size_t m, float *p) {
+    if (m == 4) vf_interleave4(v, p);
+    else vf_interleave3(v, p);
+}
+
+void FCONV_ISA_SUFFIX(fconv_wino_scatter_kernel)(const float *src, size_t src_step, size_t m, size_t run,
+                                                 float *yrow, int64_t q0, int64_t out_w, const float *bias,
+                                                 int relu, int stream) {
+    assert(src && yrow && q0 >= 0 && src_step >= run && (m == 3 || m == 4));
     /* VF_LANES tiles at a time; a block that would pass the row's end, or the last, shorter
      * one, is interleaved into a buffer and only what exists is copied out. With stream, a
      * whole block whose start is vector-aligned goes out through non-temporal stores, each
@@ -103,16 +130,16 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_kernel)(const float *src, size_t src
      * behind the streamed stores: 2 threads, 8 x 3 x 224^2 -> 64, 11 -> 15 ms). */
     for (size_t r = 0; r < run;) {
         const size_t n = run - r < VF_LANES ? run - r : VF_LANES;
-        const int64_t q = q0 + 4 * (int64_t)r, avail = out_w - q;
+        const int64_t q = q0 + (int64_t)(m * r), avail = out_w - q;
         vf v[4];
-        for (size_t j = 0; j < 4; j++) v[j] = load_outputs(src + j * src_step + r, n, bias, relu);
+        for (size_t j = 0; j < m; j++) v[j] = load_outputs(src + j * src_step + r, n, bias, relu);
         const int streamed = stream && vf_head_to_alignment(yrow + q, VF_LANES) == 0;
-        if (n == VF_LANES && avail >= 4 * VF_LANES && !streamed) {
-            vf_interleave4(v, yrow + q);
+        if (n == VF_LANES && avail >= (int64_t)(m * VF_LANES) && !streamed) {
+            interleave(v, m, yrow + q);
         } else {
             float buf[4 * VF_LANES];
-            vf_interleave4(v, buf);
-            const int64_t count = avail < 4 * (int64_t)n ? avail : 4 * (int64_t)n;
+            interleave(v, m, buf);
+            const int64_t count = avail < (int64_t)(m * n) ? avail : (int64_t)(m * n);
             int64_t e = 0;
             if (streamed) /* the whole vectors */
                 for (; e + VF_LANES <= count; e += VF_LANES) vf_stream(yrow + q + e, vf_loadu(buf + e));

@@ -1,5 +1,6 @@
 /*
- * winograd-tiles.c — the float32 tile transforms of F(2x2,3x3), F(4x4,3x3) and F(6x6,3x3):
+ * winograd-tiles.c — the float32 tile transforms of F(2x2,3x3), F(4x4,3x3) and F(6x6,3x3),
+ * and the output transform of F(3x3,4x4) (its input transform is F(4x4,3x3)'s):
  * V = B^T d B for input tiles and A^T M A for output tiles, on many tiles at once in the
  * tile-minor layout (algo/winograd.h), VF_LANES tiles per vector. Each 2D transform is one
  * loop over tile vectors in straight-line vector code: a row's 1D transform from its loads
@@ -49,6 +50,13 @@ static inline void output_1d_f4(const vf d[6], vf o[4]) {
     o[1] = vf_fma(k(2.0f), t34, t12);
     o[2] = vf_fma(k(4.0f), s34, s12);
     o[3] = vf_add(vf_fma(k(8.0f), t34, t12), d[5]);
+}
+
+static inline void output_1d_f3(const vf d[6], vf o[3]) {
+    const vf s12 = vf_add(d[1], d[2]), s34 = vf_add(d[3], d[4]);
+    o[0] = vf_add(vf_add(d[0], s12), s34);
+    o[1] = vf_fma(k(2.0f), vf_sub(d[3], d[4]), vf_sub(d[1], d[2]));
+    o[2] = vf_add(vf_fma(k(4.0f), s34, s12), d[5]);
 }
 
 static inline void input_1d_f6(const vf d[8], vf o[8]) {
@@ -102,16 +110,19 @@ static inline void output_1d_f6(const vf d[8], vf o[6]) {
         }                                                                                                 \
     }
 
+#define DEFINE_OUTPUT_TRANSFORM(M, ALPHA)                                                                    \
+    void FCONV_ISA_SUFFIX(fconv_wino_output_f##M)(const float *mm, size_t m_step, float *out, size_t ld,     \
+                                                  size_t ncols) {                                            \
+        TRANSFORM_2D(output_1d_f##M, ALPHA, M, mm, m_step, out, ld, ncols)                                   \
+    }
 #define DEFINE_TRANSFORMS(M, ALPHA)                                                                          \
     void FCONV_ISA_SUFFIX(fconv_wino_input_f##M)(const float *d, float *v, size_t v_step, size_t ld,         \
                                                  size_t ncols) {                                             \
         TRANSFORM_2D(input_1d_f##M, ALPHA, ALPHA, d, ld, v, v_step, ncols)                                   \
     }                                                                                                        \
-    void FCONV_ISA_SUFFIX(fconv_wino_output_f##M)(const float *mm, size_t m_step, float *out, size_t ld,     \
-                                                  size_t ncols) {                                            \
-        TRANSFORM_2D(output_1d_f##M, ALPHA, M, mm, m_step, out, ld, ncols)                                   \
-    }
+    DEFINE_OUTPUT_TRANSFORM(M, ALPHA)
 
 DEFINE_TRANSFORMS(2, 4)
 DEFINE_TRANSFORMS(4, 6)
 DEFINE_TRANSFORMS(6, 8)
+DEFINE_OUTPUT_TRANSFORM(3, 6)
