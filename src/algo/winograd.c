@@ -599,14 +599,10 @@ static void wino_run(const fconv_plan *plan, int m, const float *x, const float 
 
 /* ---- table entry functions ------------------------------------------------------------------ */
 
-/* F(3x3, 4x4) on the stride-2 phases: conv2d, stride 2, dilation 1, kernels whose phases are
- * 3 or 4 taps wide (below 5 the 4x4 phase kernels are mostly zeros: a 3x3/2 layer would do
- * 4C * 36/9 = 16C multiplies per output instead of 9C). */
+/* F(3x3, 4x4) on the stride-2 phases (conv2d alone: the table says so): stride 2, dilation 1,
+ * kernels whose phases are 3 or 4 taps wide (below 5 the 4x4 phase kernels are mostly zeros:
+ * a 3x3/2 layer would do 4C * 36/9 = 16C multiplies per output instead of 9C). */
 static fconv_status stride2_supports(const fconv_plan *plan, char *why, size_t why_len) {
-    if (plan->kind != FCONV_KIND_CONV2D) {
-        snprintf(why, why_len, "winograd-stride2 serves conv2d only (a stride-2 layer)");
-        return FCONV_EUNSUPPORTED;
-    }
     const fconv_conv2d_desc *d = &plan->conv2d;
     if (d->stride_h != 2 || d->stride_w != 2) {
         snprintf(why, why_len, "winograd-stride2 needs stride 2, got %lldx%lld", (long long)d->stride_h,

@@ -1,8 +1,9 @@
 /*
- * test_algo_winograd.c — the Winograd matrices on their own (float64: 1D F(m,3) and 2D
- * F(m x m, 3 x 3) reproduce the direct 'valid' correlation), the float32 tile transforms
- * against the float64 matrices, and the whole algorithm on shapes the generic test rarely
- * draws: many tile blocks, partial edge tiles, asymmetric padding, groups, 1-3 threads.
+ * test_algo_winograd.c — the Winograd matrices on their own (float64: 1D F(m,r) and 2D
+ * F(m x m, r x r) reproduce the direct 'valid' correlation, for F(m,3), m = 2, 4, 6, and
+ * F(3,4)), the float32 tile transforms against the float64 matrices, and the whole algorithm
+ * on shapes the generic test rarely draws: many tile blocks, partial edge tiles, asymmetric
+ * padding, groups, 1-3 threads, stride-2 kernels of every size winograd-stride2 takes.
  */
 #include "algo/winograd.h"
 #include "core/dispatch.h"
@@ -10,32 +11,33 @@
 #include "ref/conv-ref.h"
 #include "test.h"
 
-static const int sizes[] = {2, 4, 6};
+static const int sizes[] = {2, 4, 6, 3}; /* F(m,3), then F(3,4) */
+#define NSIZES 4
 
 static double rand_double(void) { return (double)test_rand_float(); }
 
 /* y = A^T [(G g) ⊙ (B^T d)] against y[i] = sum_k d[i + k] g[k]. */
 static void test_matrices_1d(void) {
-    for (int v = 0; v < 3; v++) {
+    for (int v = 0; v < NSIZES; v++) {
         const struct fconv_wino_matrices *w = fconv_wino_matrices_for(sizes[v]);
-        CHECK(w != NULL && w->m == sizes[v] && w->alpha == sizes[v] + 2);
+        CHECK(w != NULL && w->m == sizes[v] && w->alpha == w->m + w->r - 1 && w->r == (v < 3 ? 3 : 4));
         if (!w) continue;
-        int m = w->m, a = w->alpha;
+        int m = w->m, a = w->alpha, r = w->r;
         for (int trial = 0; trial < 20; trial++) {
-            double d[8], g[3], prod[8];
+            double d[8], g[4], prod[8];
             for (int i = 0; i < a; i++) d[i] = rand_double();
-            for (int i = 0; i < 3; i++) g[i] = rand_double();
+            for (int i = 0; i < r; i++) g[i] = rand_double();
             for (int x = 0; x < a; x++) {
                 double gd = 0.0, bd = 0.0;
-                for (int k = 0; k < 3; k++) gd += w->g[x * 3 + k] * g[k];
+                for (int k = 0; k < r; k++) gd += w->g[x * r + k] * g[k];
                 for (int k = 0; k < a; k++) bd += w->bt[x * a + k] * d[k];
                 prod[x] = gd * bd;
             }
             for (int i = 0; i < m; i++) {
                 double y = 0.0, ref = 0.0;
                 for (int x = 0; x < a; x++) y += w->at[i * a + x] * prod[x];
-                for (int k = 0; k < 3; k++) ref += d[i + k] * g[k];
-                CHECKF(fabs(y - ref) <= 1e-12, "F(%d,3) output %d: %.17g vs %.17g", m, i, y, ref);
+                for (int k = 0; k < r; k++) ref += d[i + k] * g[k];
+                CHECKF(fabs(y - ref) <= 1e-12, "F(%d,%d) output %d: %.17g vs %.17g", m, r, i, y, ref);
             }
         }
     }
@@ -43,24 +45,24 @@ static void test_matrices_1d(void) {
 
 /* Y = A^T [(G g G^T) ⊙ (B^T d B)] A against the direct 2D valid correlation. */
 static void test_matrices_2d(void) {
-    for (int v = 0; v < 3; v++) {
+    for (int v = 0; v < NSIZES; v++) {
         const struct fconv_wino_matrices *w = fconv_wino_matrices_for(sizes[v]);
-        int m = w->m, a = w->alpha;
+        int m = w->m, a = w->alpha, r = w->r;
         for (int trial = 0; trial < 20; trial++) {
-            double d[8][8], g[3][3], gg[8][3], u[8][8], bd[8][8], vv[8][8], am[6][8];
+            double d[8][8], g[4][4], gg[8][4], u[8][8], bd[8][8], vv[8][8], am[6][8];
             for (int i = 0; i < a; i++)
                 for (int j = 0; j < a; j++) d[i][j] = rand_double();
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) g[i][j] = rand_double();
+            for (int i = 0; i < r; i++)
+                for (int j = 0; j < r; j++) g[i][j] = rand_double();
             for (int i = 0; i < a; i++)
-                for (int j = 0; j < 3; j++) {
+                for (int j = 0; j < r; j++) {
                     gg[i][j] = 0.0;
-                    for (int k = 0; k < 3; k++) gg[i][j] += w->g[i * 3 + k] * g[k][j];
+                    for (int k = 0; k < r; k++) gg[i][j] += w->g[i * r + k] * g[k][j];
                 }
             for (int i = 0; i < a; i++)
                 for (int j = 0; j < a; j++) {
                     u[i][j] = 0.0;
-                    for (int k = 0; k < 3; k++) u[i][j] += gg[i][k] * w->g[j * 3 + k];
+                    for (int k = 0; k < r; k++) u[i][j] += gg[i][k] * w->g[j * r + k];
                 }
             for (int i = 0; i < a; i++)
                 for (int j = 0; j < a; j++) {
@@ -82,10 +84,10 @@ static void test_matrices_2d(void) {
                 for (int j = 0; j < m; j++) {
                     double y = 0.0, ref = 0.0;
                     for (int k = 0; k < a; k++) y += am[i][k] * w->at[j * a + k];
-                    for (int r = 0; r < 3; r++)
-                        for (int s = 0; s < 3; s++) ref += d[i + r][j + s] * g[r][s];
-                    CHECKF(fabs(y - ref) <= 1e-12, "F(%dx%d,3x3) output (%d,%d): %.17g vs %.17g",
-                           m, m, i, j, y, ref);
+                    for (int p = 0; p < r; p++)
+                        for (int q = 0; q < r; q++) ref += d[i + p][j + q] * g[p][q];
+                    CHECKF(fabs(y - ref) <= 1e-12, "F(%dx%d,%dx%d) output (%d,%d): %.17g vs %.17g",
+                           m, m, r, r, i, j, y, ref);
                 }
         }
     }
@@ -97,12 +99,12 @@ static void test_matrices_2d(void) {
 static void check_tile_transforms(const struct fconv_kernels *kern) {
     enum { LD = 2 * FCONV_WINO_STRIP };
     static float d[64 * LD], v[64 * LD], out[36 * LD];
-    for (int vi = 0; vi < 3; vi++) {
+    for (int vi = 0; vi < NSIZES; vi++) {
         const struct fconv_wino_matrices *w = fconv_wino_matrices_for(sizes[vi]);
-        int m = w->m, a = w->alpha;
+        int m = w->m, a = w->alpha, r = w->r;
         test_fill_random(d, 64 * LD);
-        kern->wino_input[vi](d, v, LD, LD, LD);
-        kern->wino_output[vi](d, LD, out, LD, LD);
+        kern->wino_input[w->input_slot](d, v, LD, LD, LD);
+        kern->wino_output[w->output_slot](d, LD, out, LD, LD);
         for (int t = 0; t < LD; t++) {
             for (int i = 0; i < a; i++)
                 for (int j = 0; j < a; j++) {
@@ -129,14 +131,14 @@ static void check_tile_transforms(const struct fconv_kernels *kern) {
                            "%s output transform F(%d) (%d,%d) tile %d", kern->name, m, i, j, t);
                 }
         }
-        float g[9], u[64];
-        test_fill_random(g, 9);
+        float g[16], u[64];
+        test_fill_random(g, 16);
         fconv_wino_transform_filter(w, g, u, 1);
         for (int i = 0; i < a; i++)
             for (int j = 0; j < a; j++) {
                 double s = 0.0;
-                for (int k = 0; k < 3; k++)
-                    for (int l = 0; l < 3; l++) s += w->g[i * 3 + k] * g[k * 3 + l] * w->g[j * 3 + l];
+                for (int k = 0; k < r; k++)
+                    for (int l = 0; l < r; l++) s += w->g[i * r + k] * g[k * r + l] * w->g[j * r + l];
                 CHECKF(u[i * a + j] == (float)s, "filter transform F(%d) (%d,%d)", m, i, j);
             }
     }
@@ -160,11 +162,20 @@ static void test_conv2d_blocks(void) {
         {.n = 3, .c = 4, .h = 3, .w = 50, .k = 8, .r = 3, .s = 3, .groups = 4, .has_bias = 1},
         {.n = 1, .c = 40, .h = 13, .w = 13, .k = 24, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1,
          .pad_bottom = 1, .pad_right = 1},
+        /* stride 2 (winograd-stride2): the stem's 7x7/2 with several blocks, odd maps and a
+         * kernel of each size in each direction, groups, padding on one side only */
+        {.n = 2, .c = 3, .h = 75, .w = 69, .k = 9, .r = 7, .s = 7, .stride_h = 2, .stride_w = 2, .pad_top = 3,
+         .pad_left = 3, .pad_bottom = 3, .pad_right = 3, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU},
+        {.n = 1, .c = 4, .h = 20, .w = 27, .k = 6, .r = 5, .s = 8, .stride_h = 2, .stride_w = 2, .pad_top = 0,
+         .pad_left = 4, .pad_bottom = 2, .pad_right = 0, .groups = 2},
+        {.n = 3, .c = 2, .h = 9, .w = 8, .k = 3, .r = 8, .s = 6, .stride_h = 2, .stride_w = 2, .pad_top = 1,
+         .pad_left = 0, .pad_bottom = 0, .pad_right = 1, .has_bias = 1},
     };
     static const fconv_algo algos[] = {FCONV_ALGO_WINOGRAD_2X2, FCONV_ALGO_WINOGRAD_4X4,
-                                       FCONV_ALGO_WINOGRAD_6X6};
+                                       FCONV_ALGO_WINOGRAD_6X6, FCONV_ALGO_WINOGRAD_STRIDE2};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        for (size_t a = 0; a < 3; a++) {
+        for (size_t a = 0; a < 4; a++) {
+            if ((shapes[s].stride_h == 2) != (algos[a] == FCONV_ALGO_WINOGRAD_STRIDE2)) continue;
             fconv_algo_info info;
             CHECK(fconv_algo_get_info(algos[a], &info) == FCONV_OK);
             float *y1 = NULL;
@@ -265,6 +276,28 @@ static void test_declines(void) {
     fconv_conv1d_desc c = {.n = 10, .m = 3};
     CHECK(fconv_plan_conv1d(&c, &o, NULL, &plan) == FCONV_EUNSUPPORTED);
     CHECK_STR_CONTAINS(fconv_last_error(), "winograd-4x4");
+
+    fconv_conv2d_desc s2 = {.n = 1, .c = 2, .h = 16, .w = 16, .k = 2, .r = 7, .s = 7, .stride_h = 2, .stride_w = 1};
+    o.algo = FCONV_ALGO_WINOGRAD_STRIDE2;
+    CHECK(fconv_plan_conv2d(&s2, &o, NULL, NULL, &plan) == FCONV_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(fconv_last_error(), "winograd-stride2 needs stride 2, got 2x1");
+    s2.stride_w = 2;
+    s2.s = 4;
+    CHECK(fconv_plan_conv2d(&s2, &o, NULL, NULL, &plan) == FCONV_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(fconv_last_error(), "winograd-stride2 needs a kernel from 5x5 to 8x8, got 7x4");
+    s2.s = 9;
+    CHECK(fconv_plan_conv2d(&s2, &o, NULL, NULL, &plan) == FCONV_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(fconv_last_error(), "got 7x9");
+    s2.s = 7;
+    s2.dilation_h = 2;
+    CHECK(fconv_plan_conv2d(&s2, &o, NULL, NULL, &plan) == FCONV_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(fconv_last_error(), "winograd-stride2 needs dilation 1");
+    s2.dilation_h = 1;
+    CHECK(fconv_plan_conv2d(&s2, &o, NULL, NULL, &plan) == FCONV_OK);
+    fconv_plan_destroy(plan);
+    fconv_filter2d_desc f = {.h = 16, .w = 16, .channels = 1, .kh = 7, .kw = 7};
+    CHECK(fconv_plan_filter2d(&f, &o, NULL, &plan) == FCONV_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(fconv_last_error(), "winograd-stride2 does not serve filter2d");
 }
 
 int main(void) {

@@ -1,6 +1,7 @@
 /*
- * test_kernels_winograd.c — the Winograd F(4x4, 3x3) input gathers and output scatter
- * (kernels/winograd) on every ISA this machine runs, against their definitions: rows of
+ * test_kernels_winograd.c — the Winograd F(4x4, 3x3) input gathers, F(3x3, 4x4)'s stride-2
+ * phase gather and the output scatters of both (kernels/winograd) on every ISA this machine
+ * runs, against their definitions: rows of
  * every width around the vector sizes, runs that start left of the row (padding), end past
  * it, or lie inside, grids of 1-16 tile rows with padding rows (and output rows past the
  * map), and a guard that nothing is written past the run or the row. ISAs the CPU lacks are reported as skipped.
@@ -11,21 +12,24 @@
 
 #define GUARD 1234.5f
 
-static void check_gather(const struct fconv_kernels *k, int64_t w, int64_t col0, size_t run) {
+/* stride2: F(3x3, 4x4)'s phase gather (tiles 6 columns apart, patch columns 2 apart), else
+ * F(4x4, 3x3)'s (4 and 1). */
+static void check_gather(const struct fconv_kernels *k, int64_t w, int64_t col0, size_t run, int stride2) {
     float *xr = malloc(sizeof(float) * (size_t)(w > 0 ? w : 1));
     const size_t step = run + 3;
+    const int64_t tile_step = stride2 ? 6 : 4, col_step = stride2 ? 2 : 1;
     float *dst = malloc(sizeof(float) * 6 * step);
     test_fill_random(xr, (size_t)(w > 0 ? w : 1));
     for (size_t e = 0; e < 6 * step; e++) dst[e] = GUARD;
-    k->wino_f4_gather(xr, col0, w, run, dst, step);
+    (stride2 ? k->wino_f3s2_gather : k->wino_f4_gather)(xr, col0, w, run, dst, step);
     int bad = 0;
     for (size_t j = 0; j < 6 && !bad; j++)
         for (size_t e = 0; e < step && !bad; e++) {
-            int64_t col = col0 + 4 * (int64_t)e + (int64_t)j;
+            int64_t col = col0 + tile_step * (int64_t)e + col_step * (int64_t)j;
             float want = e >= run ? GUARD : col >= 0 && col < w ? xr[col] : 0.0f;
             if (dst[j * step + e] != want) {
-                CHECKF(0, "%s w=%lld col0=%lld run=%zu: column %zu of tile %zu is %g, want %g", k->name,
-                       (long long)w, (long long)col0, run, j, e, (double)dst[j * step + e], (double)want);
+                CHECKF(0, "%s stride2=%d w=%lld col0=%lld run=%zu: column %zu of tile %zu is %g, want %g", k->name,
+                       stride2, (long long)w, (long long)col0, run, j, e, (double)dst[j * step + e], (double)want);
                 bad = 1;
             }
         }
@@ -37,16 +41,20 @@ static void test_gather_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
         const struct fconv_kernels *k = test_isa_kernels("test_kernels_winograd", (fconv_isa)isa);
         if (!k) continue;
-        for (int64_t w = 1; w <= 150; w += (w < 80 ? 1 : 7))
-            for (int64_t col0 = -3; col0 <= 3; col0++) {
-                size_t fit = (size_t)((w - col0 + 3) / 4); /* tiles starting inside or left of the row */
-                check_gather(k, w, col0, fit);
-                check_gather(k, w, col0, fit + 2);              /* past the row: zeros */
-                check_gather(k, w, col0, fit > 5 ? fit - 5 : 1); /* stops inside */
+        for (int stride2 = 0; stride2 <= 1; stride2++) {
+            const int64_t tile_step = stride2 ? 6 : 4;
+            for (int64_t w = 1; w <= 150; w += (w < 80 ? 1 : 7))
+                for (int64_t col0 = -4; col0 <= 3; col0++) {
+                    /* tiles starting inside or left of the row */
+                    size_t fit = (size_t)((w - col0 + tile_step - 1) / tile_step);
+                    check_gather(k, w, col0, fit, stride2);
+                    check_gather(k, w, col0, fit + 2, stride2);              /* past the row: zeros */
+                    check_gather(k, w, col0, fit > 5 ? fit - 5 : 1, stride2); /* stops inside */
+                }
+            for (int rep = 0; rep < 200; rep++) { /* long rows, runs anywhere in them */
+                int64_t w = test_rand_int(1, 700), col0 = test_rand_int(-4, w);
+                check_gather(k, w, col0, (size_t)test_rand_int(0, 200), stride2);
             }
-        for (int rep = 0; rep < 200; rep++) { /* long rows, runs anywhere in them */
-            int64_t w = test_rand_int(1, 700), col0 = test_rand_int(-3, w);
-            check_gather(k, w, col0, (size_t)test_rand_int(0, 200));
         }
     }
 }
@@ -133,8 +141,8 @@ static void test_scatter_grid_all_isas(void) {
 
 /* stream: non-temporal stores asked for, y at `shift` floats past a 64-byte boundary (0:
  * aligned blocks are streamed, others take the plain path). */
-static void check_scatter(const struct fconv_kernels *k, int64_t out_w, int64_t q0, size_t run, int with_bias,
-                          int relu, int stream, size_t shift) {
+static void check_scatter(const struct fconv_kernels *k, size_t m, int64_t out_w, int64_t q0, size_t run,
+                          int with_bias, int relu, int stream, size_t shift) {
     const size_t step = run + 2, len = (size_t)out_w + 40;
     float *src = malloc(sizeof(float) * 4 * step), *ybuf = aligned_alloc(64, (sizeof(float) * (len + 64) + 63) / 64 * 64);
     float *y = ybuf + shift;
@@ -142,19 +150,19 @@ static void check_scatter(const struct fconv_kernels *k, int64_t out_w, int64_t 
     if (run > 1) src[1] = NAN; /* tile 1, column 0 */
     for (size_t e = 0; e < len; e++) y[e] = GUARD;
     float bias = 0.25f;
-    k->wino_scatter(src, step, 4, run, y, q0, out_w, with_bias ? &bias : NULL, relu, stream);
+    k->wino_scatter(src, step, m, run, y, q0, out_w, with_bias ? &bias : NULL, relu, stream);
     int bad = 0;
     for (size_t e = 0; e < len && !bad; e++) {
         int64_t q = (int64_t)e, rel = q - q0;
         float want = GUARD;
-        if (rel >= 0 && rel < 4 * (int64_t)run && q < out_w) {
-            want = src[(size_t)(rel % 4) * step + (size_t)(rel / 4)];
+        if (rel >= 0 && rel < (int64_t)(m * run) && q < out_w) {
+            want = src[(size_t)rel % m * step + (size_t)rel / m];
             if (with_bias) want += bias;
             if (relu && want < 0.0f) want = 0.0f;
         }
         if (!(y[e] == want || (isnan(y[e]) && isnan(want)))) {
-            CHECKF(0, "%s out_w=%lld q0=%lld run=%zu bias=%d relu=%d stream=%d shift=%zu: y[%zu] = %g, want %g",
-                   k->name, (long long)out_w, (long long)q0, run, with_bias, relu, stream, shift, e, (double)y[e],
+            CHECKF(0, "%s m=%zu out_w=%lld q0=%lld run=%zu bias=%d relu=%d stream=%d shift=%zu: y[%zu] = %g, want %g",
+                   k->name, m, (long long)out_w, (long long)q0, run, with_bias, relu, stream, shift, e, (double)y[e],
                    (double)want);
             bad = 1;
         }
@@ -167,16 +175,17 @@ static void test_scatter_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
         const struct fconv_kernels *k = test_isa_kernels("test_kernels_winograd", (fconv_isa)isa);
         if (!k) continue;
-        for (int64_t out_w = 1; out_w <= 150; out_w += (out_w < 80 ? 1 : 7))
-            for (int64_t q0 = 0; q0 <= 8 && q0 < out_w; q0 += 4) {
-                size_t fit = (size_t)((out_w - q0 + 3) / 4);
-                for (int v = 0; v < 16; v++) {
-                    const int stream = (v >> 2) & 1;
-                    const size_t shift = (size_t)(v >> 3) * 3;
-                    check_scatter(k, out_w, q0, fit, v & 1, (v >> 1) & 1, stream, shift);
-                    check_scatter(k, out_w, q0, fit > 5 ? fit - 5 : 1, v & 1, (v >> 1) & 1, stream, shift);
+        for (size_t m = 3; m <= 4; m++)
+            for (int64_t out_w = 1; out_w <= 150; out_w += (out_w < 80 ? 1 : 7))
+                for (int64_t q0 = 0; q0 <= 2 * (int64_t)m && q0 < out_w; q0 += (int64_t)m) {
+                    size_t fit = (size_t)(out_w - q0 + (int64_t)m - 1) / m;
+                    for (int v = 0; v < 16; v++) {
+                        const int stream = (v >> 2) & 1;
+                        const size_t shift = (size_t)(v >> 3) * 3;
+                        check_scatter(k, m, out_w, q0, fit, v & 1, (v >> 1) & 1, stream, shift);
+                        check_scatter(k, m, out_w, q0, fit > 5 ? fit - 5 : 1, v & 1, (v >> 1) & 1, stream, shift);
+                    }
                 }
-            }
     }
 }
 
