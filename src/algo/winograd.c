@@ -714,10 +714,13 @@ static double wino_cost(const fconv_plan *plan, int m) {
          * F(2x2) and F(6x6) on 1x64x56x56):
          * the input phase 0.22 ns on 224x224 maps to 0.7-0.9 on 14x14 and 16x16 ones (short
          * tile rows: partial vectors in the gather), the output phase 0.13 to 0.39; F(2x2)
-         * and F(6x6) gather by scalar copies. The products: a micro-kernel call's fixed cost
-         * is worth about 4 channel steps (3 -> 64 channels: 20 GMAC/s, 64 -> 64: 51). */
+         * and F(6x6) gather by scalar copies (F(4x4) and the stride-2 F(3x3) by SIMD ones).
+         * The products: a micro-kernel call's fixed cost is worth about 4 channel steps
+         * (3 -> 64 channels: 20 GMAC/s, 64 -> 64: 51). The 7x7/2 stem (4 x 3 channels) on
+         * one thread: 1.92 ms estimated, 1.5 measured; implicit-gemm's 2.75 against 2.3. */
         double tw = (double)g.tiles_w;
-        double in = (0.25e-9 + 1.5e-9 / tw + (m == 4 ? 0.0 : 0.5e-9)) * cg, out = (0.15e-9 + 0.5e-9 / tw) * kg;
+        double in = (0.25e-9 + 1.5e-9 / tw + (m == 4 || m == 3 ? 0.0 : 0.5e-9)) * cg;
+        double out = (0.15e-9 + 0.5e-9 / tw) * kg;
         double rate = (g.kern->isa >= FCONV_ISA_AVX512 ? 52e9 : 40e9) * cg / (cg + 4.0);
         t = cols * a2 * (in + out) + (double)g.groups * product_columns(&g) * a2 * (double)g.kgp * cg / rate;
     } else if (g.cg == 1) {

@@ -118,10 +118,10 @@ static inline void interleave(const vf v[4], size_t m, float *p) {
     else vf_interleave3(v, p);
 }
 
-void FCONV_ISA_SUFFIX(fconv_wino_scatter_kernel)(const float *src, size_t src_step, size_t m, size_t run,
-                                                 float *yrow, int64_t q0, int64_t out_w, const float *bias,
-                                                 int relu, int stream) {
-    assert(src && yrow && q0 >= 0 && src_step >= run && (m == 3 || m == 4));
+/* The scatter for one m, inlined with m a constant (a run-time m had left v[] on the stack
+ * and the loops over j rolled). */
+static inline void scatter_run(const float *src, size_t src_step, size_t m, size_t run, float *yrow, int64_t q0,
+                               int64_t out_w, const float *bias, int relu, int stream) {
     /* VF_LANES tiles at a time; a block that would pass the row's end, or the last, shorter
      * one, is interleaved into a buffer and only what exists is copied out. With stream, a
      * whole block whose start is vector-aligned goes out through non-temporal stores, each
@@ -148,6 +148,14 @@ void FCONV_ISA_SUFFIX(fconv_wino_scatter_kernel)(const float *src, size_t src_st
         }
         r += n;
     }
+}
+
+void FCONV_ISA_SUFFIX(fconv_wino_scatter_kernel)(const float *src, size_t src_step, size_t m, size_t run,
+                                                 float *yrow, int64_t q0, int64_t out_w, const float *bias,
+                                                 int relu, int stream) {
+    assert(src && yrow && q0 >= 0 && src_step >= run && (m == 3 || m == 4));
+    if (m == 4) scatter_run(src, src_step, 4, run, yrow, q0, out_w, bias, relu, stream);
+    else scatter_run(src, src_step, 3, run, yrow, q0, out_w, bias, relu, stream);
 }
 
 void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_grid_kernel)(const float *src, size_t src_step, size_t ntiles,
