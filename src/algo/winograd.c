@@ -381,12 +381,8 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
             if (inside && next_input) /* the next input channel's same row */
                 prefetch_columns(xr + g->x_c, tx * step + pb - g->pad_left,
                                  (int64_t)run * step + s * (g->alpha - m), g->w);
-            if (m == 4 && inside) { /* the dispatched SIMD gathers */
-                g->kern->wino_f4_gather(xr, tx * m - g->pad_left, g->w, run, d + i * a * tb + t, tb);
-                continue;
-            }
-            if (m == 3 && inside) {
-                g->kern->wino_f3s2_gather(xr, tx * step + pb - g->pad_left, g->w, run, d + i * a * tb + t, tb);
+            if ((m == 4 || m == 3) && inside) { /* the dispatched SIMD gather */
+                g->kern->wino_gather(xr, tx * step + pb - g->pad_left, g->w, (size_t)m, run, d + i * a * tb + t, tb);
                 continue;
             }
             for (size_t j = 0; j < a; j++) {

@@ -88,19 +88,16 @@ typedef void (*fconv_gemm_pack_b_fn)(size_t kc, size_t cols, const float *b, siz
 typedef void (*fconv_copy_stride2_fn)(float *dst, const float *src, size_t n);
 
 /*
- * Winograd F(4x4, 3x3)'s input gather, one patch row of a run of tiles along an image row:
- * for r < run and j < 6, dst[j*dst_step + r] = xr[col0 + 4r + j], or 0 where that column
- * is outside [0, w). Reads xr[0 .. w-1] only; dst_step >= run.
+ * The Winograd input gather of F(m x m) tiles, one patch row of a run of tiles along an image
+ * row: m = 4 for F(4x4, 3x3) (tiles 4 columns apart, patch columns adjacent), m = 3 for
+ * F(3x3, 4x4) on a stride-2 phase (tiles 6 columns apart, the phase's columns 2 apart): for
+ * r < run and j < 6, dst[j*dst_step + r] = xr[col0 + step*r + s*j] (step, s = 4, 1 or 6, 2),
+ * or 0 where that column is outside [0, w). Reads xr[0 .. w-1] only; dst_step >= run.
  */
-typedef void (*fconv_wino_f4_gather_fn)(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
-                                        size_t dst_step);
+typedef void (*fconv_wino_gather_fn)(const float *xr, int64_t col0, int64_t w, size_t m, size_t run, float *dst,
+                                     size_t dst_step);
 /*
- * F(3x3, 4x4)'s on a stride-2 phase (tiles 3 outputs, 6 input columns apart; the phase's
- * columns 2 apart), the same contract with dst[j*dst_step + r] = xr[col0 + 6r + 2j].
- */
-typedef fconv_wino_f4_gather_fn fconv_wino_f3s2_gather_fn;
-/*
- * The same for a map four tiles wide (14x14, 16x16 outputs), whole tile rows at a time: tile
+ * F(4x4)'s for a map four tiles wide (14x14, 16x16 outputs), whole tile rows at a time: tile
  * t < ntiles (a multiple of 4) is column t % 4 of tile row t / 4, and for i, j < 6
  * dst[(i*6 + j)*dst_step + t] = rows[(t/4)*6 + i][col0 + 4*(t%4) + j], or 0 where rows[...]
  * is NULL (a padding row) or that column is outside [0, w). Reads rows[.][0 .. w-1] only;
@@ -208,9 +205,8 @@ struct fconv_kernels {
     size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
     fconv_gemm_pack_b_fn gemm_pack_b;
     fconv_copy_stride2_fn im2col_copy_stride2;
-    fconv_wino_f4_gather_fn wino_f4_gather;
+    fconv_wino_gather_fn wino_gather;
     fconv_wino_f4_gather_grid_fn wino_f4_gather_grid;
-    fconv_wino_f3s2_gather_fn wino_f3s2_gather;
     fconv_wino_scatter_fn wino_scatter;
     fconv_wino_f4_scatter_grid_fn wino_f4_scatter_grid;
     fconv_wino_input_fn wino_input[3];
@@ -254,12 +250,6 @@ void fconv_direct_filter_rows_kernel__avx512(float *const *y, size_t nr, size_t 
                                     ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int flags);
 
 /* The per-ISA Winograd gathers and scatters (kernels/winograd/winograd-gather.c). */
-void fconv_wino_f4_gather_kernel__scalar(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
-                                         size_t dst_step);
-void fconv_wino_f4_gather_kernel__avx2(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
-                                       size_t dst_step);
-void fconv_wino_f4_gather_kernel__avx512(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,
-                                         size_t dst_step);
 #define FCONV_DECLARE_WINO_GATHER_GRID(isa)                                                             \
     void fconv_wino_f4_gather_grid_kernel__##isa(const float *const *rows, int64_t col0, int64_t w, size_t ntiles, \
                                                  float *dst, size_t dst_step);                                    \
@@ -271,8 +261,8 @@ FCONV_DECLARE_WINO_GATHER_GRID(avx512)
 #undef FCONV_DECLARE_WINO_GATHER_GRID
 
 #define FCONV_DECLARE_WINO_STRIDE2(isa)                                                                  \
-    void fconv_wino_f3s2_gather_kernel__##isa(const float *xr, int64_t col0, int64_t w, size_t run, float *dst,   \
-                                              size_t dst_step);                                                  \
+    void fconv_wino_gather_kernel__##isa(const float *xr, int64_t col0, int64_t w, size_t m, size_t run, float *dst,  \
+                                         size_t dst_step);                                                       \
     void fconv_wino_scatter_kernel__##isa(const float *src, size_t src_step, size_t m, size_t run, float *yrow,    \
                                           int64_t q0, int64_t out_w, const float *bias, int relu, int stream);
 FCONV_DECLARE_WINO_STRIDE2(scalar)

@@ -21,7 +21,7 @@ static void check_gather(const struct fconv_kernels *k, int64_t w, int64_t col0,
     float *dst = malloc(sizeof(float) * 6 * step);
     test_fill_random(xr, (size_t)(w > 0 ? w : 1));
     for (size_t e = 0; e < 6 * step; e++) dst[e] = GUARD;
-    (stride2 ? k->wino_f3s2_gather : k->wino_f4_gather)(xr, col0, w, run, dst, step);
+    k->wino_gather(xr, col0, w, stride2 ? 3 : 4, run, dst, step);
     int bad = 0;
     for (size_t j = 0; j < 6 && !bad; j++)
         for (size_t e = 0; e < step && !bad; e++) {

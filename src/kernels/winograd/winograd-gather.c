@@ -8,7 +8,7 @@
  * layer's time). F(3x3, 4x4) on a stride-2 phase: columns col0 + 6r + 2j, every sixth float
  * of 6*VF_LANES for j = 0..2, shifted one tile for 3..5. Scatter: the m = 4 or 3 output
  * columns of VF_LANES tiles interleaved back into one contiguous run of the output row, bias
- * and ReLU applied on the way. Compiled once per ISA; contracts: fconv_wino_f4_gather_fn,
+ * and ReLU applied on the way. Compiled once per ISA; contracts: fconv_wino_gather_fn,
  * fconv_wino_scatter_fn.
  */
 #include <assert.h>
@@ -46,43 +46,35 @@ static inline vf load_outputs(const float *s, size_t n, const float *bias, int r
     return relu ? vf_max(vf_zero(), v) : v; /* NaN in v gives v */
 }
 
-void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_kernel)(const float *xr, int64_t col0, int64_t w, size_t run,
-                                                   float *dst, size_t dst_step) {
-    assert(xr && dst && dst_step >= run);
-    /* VF_LANES tiles are columns c .. c + 4*VF_LANES + 1: four vectors deinterleaved by 4
-     * give patch columns 0-3, shifted one tile (the next tile's 0 and 1) columns 4 and 5.
-     * Blocks at the row's ends load through masks and a block shorter than a vector (on
-     * AVX-512 a 56-wide map's 14-tile row is one) is stored n lanes wide, so no tile takes
-     * a scalar path. */
+/* The gather for one m, inlined with m a constant: tiles `step` columns apart, patch
+ * columns `s` apart (F(4x4): 4 and 1; F(3x3, 4x4) on a stride-2 phase: 6 and 2). VF_LANES
+ * tiles are `step` vectors from column c: patch columns 0 .. m-1 picked from them (a
+ * deinterleave by 4, or every sixth float from c + 2j), columns m .. 5 the same shifted
+ * one tile (the next tile's columns 0 .. 5-m). Blocks at the row's ends load through masks
+ * and a block shorter than a vector (on AVX-512 a 56-wide map's 14-tile row is one) is
+ * stored n lanes wide, so no tile takes a scalar path. */
+static inline void gather_run(const float *xr, int64_t col0, int64_t w, size_t m, size_t run, float *dst,
+                              size_t dst_step) {
+    const int64_t step = m == 4 ? 4 : 6, s = m == 4 ? 1 : 2;
     for (size_t r = 0; r < run; r += VF_LANES) {
         const size_t n = run - r < VF_LANES ? run - r : VF_LANES;
-        const int64_t c = col0 + 4 * (int64_t)r;
-        vf in[4], o[6];
-        for (int k = 0; k < 4; k++) in[k] = columns(xr, c + k * VF_LANES, w);
-        const int64_t c4 = c + 4 * VF_LANES; /* columns 4, 5 of the block's last tile */
-        vf_deinterleave4(in, o);
-        o[4] = vf_shift_in(o[0], column(xr, c4, w));
-        o[5] = vf_shift_in(o[1], column(xr, c4 + 1, w));
+        const int64_t c = col0 + step * (int64_t)r;
+        vf in[6], o[6];
+        for (int64_t k = 0; k < step; k++) in[k] = columns(xr, c + k * VF_LANES, w);
+        if (m == 4) vf_deinterleave4(in, o);
+        else
+            for (size_t j = 0; j < m; j++) o[j] = vf_every6(in, (int)(s * (int64_t)j));
+        for (size_t j = m; j < 6; j++)
+            o[j] = vf_shift_in(o[j - m], column(xr, c + step * VF_LANES + s * (int64_t)(j - m), w));
         store_patch_row(dst + r, dst_step, o, n);
     }
 }
 
-void FCONV_ISA_SUFFIX(fconv_wino_f3s2_gather_kernel)(const float *xr, int64_t col0, int64_t w, size_t run,
-                                                     float *dst, size_t dst_step) {
-    assert(xr && dst && dst_step >= run);
-    /* VF_LANES tiles are columns c .. c + 6*VF_LANES + 4: patch column j < 3 every sixth
-     * float from c + 2j, column j + 3 the same shifted one tile (the next tile's column j). */
-    for (size_t r = 0; r < run; r += VF_LANES) {
-        const size_t n = run - r < VF_LANES ? run - r : VF_LANES;
-        const int64_t c = col0 + 6 * (int64_t)r;
-        vf in[6], o[6];
-        for (int k = 0; k < 6; k++) in[k] = columns(xr, c + k * VF_LANES, w);
-        for (int j = 0; j < 3; j++) {
-            o[j] = vf_every6(in, 2 * j);
-            o[j + 3] = vf_shift_in(o[j], column(xr, c + 6 * VF_LANES + 2 * j, w));
-        }
-        store_patch_row(dst + r, dst_step, o, n);
-    }
+void FCONV_ISA_SUFFIX(fconv_wino_gather_kernel)(const float *xr, int64_t col0, int64_t w, size_t m, size_t run,
+                                                float *dst, size_t dst_step) {
+    assert(xr && dst && dst_step >= run && (m == 3 || m == 4));
+    if (m == 4) gather_run(xr, col0, w, 4, run, dst, dst_step);
+    else gather_run(xr, col0, w, 3, run, dst, dst_step);
 }
 
 void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_grid_kernel)(const float *const *rows, int64_t col0, int64_t w,
