@@ -381,7 +381,7 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
             if (inside && next_input) /* the next input channel's same row */
                 prefetch_columns(xr + g->x_c, tx * step + pb - g->pad_left,
                                  (int64_t)run * step + s * (g->alpha - m), g->w);
-            if ((m == 4 || m == 3) && inside) { /* the dispatched SIMD gather */
+            if (m <= 4 && inside) { /* the dispatched SIMD gather (F(6x6) stays scalar) */
                 g->kern->wino_gather(xr, tx * step + pb - g->pad_left, g->w, (size_t)m, run, d + i * a * tb + t, tb);
                 continue;
             }
@@ -499,7 +499,7 @@ static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, floa
         if (run > nt - t) run = nt - t;
         for (int64_t i = 0; i < mi && ty * mi + i < g->out_h; i++) {
             float *yrow = u->y + n * g->y_n + kk * g->y_k + (ty * mi + i) * g->y_p;
-            if ((mi == 4 || mi == 3) && g->y_q == 1) { /* the dispatched SIMD scatter */
+            if (mi <= 4 && g->y_q == 1) { /* the dispatched SIMD scatter */
                 g->kern->wino_scatter(out + (size_t)(i * mi) * tb + t, tb, m, run, yrow, tx * mi, g->out_w,
                                       has_bias ? &b : NULL, relu, g->stream);
                 continue;
@@ -709,13 +709,13 @@ static double wino_cost(const fconv_plan *plan, int m) {
          * 1x128x28x28, 1x256x14x14, 1x512x7x7, 1x64x224x224, 1x256x16x16, 1x128x56x56 -> 256,
          * F(2x2) and F(6x6) on 1x64x56x56):
          * the input phase 0.22 ns on 224x224 maps to 0.7-0.9 on 14x14 and 16x16 ones (short
-         * tile rows: partial vectors in the gather), the output phase 0.13 to 0.39; F(2x2)
-         * and F(6x6) gather by scalar copies (F(4x4) and the stride-2 F(3x3) by SIMD ones).
+         * tile rows: partial vectors in the gather), the output phase 0.13 to 0.39; F(6x6)
+         * gathers by scalar copies (the others by SIMD ones).
          * The products: a micro-kernel call's fixed cost is worth about 4 channel steps
          * (3 -> 64 channels: 20 GMAC/s, 64 -> 64: 51). The 7x7/2 stem (4 x 3 channels) on
          * one thread: 1.92 ms estimated, 1.5 measured; implicit-gemm's 2.75 against 2.3. */
         double tw = (double)g.tiles_w;
-        double in = (0.25e-9 + 1.5e-9 / tw + (m == 4 || m == 3 ? 0.0 : 0.5e-9)) * cg;
+        double in = (0.25e-9 + 1.5e-9 / tw + (m == 6 ? 0.5e-9 : 0.0)) * cg;
         double out = (0.15e-9 + 0.5e-9 / tw) * kg;
         double rate = (g.kern->isa >= FCONV_ISA_AVX512 ? 52e9 : 40e9) * cg / (cg + 4.0);
         t = cols * a2 * (in + out) + (double)g.groups * product_columns(&g) * a2 * (double)g.kgp * cg / rate;

@@ -89,10 +89,11 @@ typedef void (*fconv_copy_stride2_fn)(float *dst, const float *src, size_t n);
 
 /*
  * The Winograd input gather of F(m x m) tiles, one patch row of a run of tiles along an image
- * row: m = 4 for F(4x4, 3x3) (tiles 4 columns apart, patch columns adjacent), m = 3 for
- * F(3x3, 4x4) on a stride-2 phase (tiles 6 columns apart, the phase's columns 2 apart): for
- * r < run and j < 6, dst[j*dst_step + r] = xr[col0 + step*r + s*j] (step, s = 4, 1 or 6, 2),
- * or 0 where that column is outside [0, w). Reads xr[0 .. w-1] only; dst_step >= run.
+ * row: m = 2 or 4 for F(2x2, 3x3) and F(4x4, 3x3) (tiles m columns apart, alpha = m + 2 patch
+ * columns adjacent), m = 3 for F(3x3, 4x4) on a stride-2 phase (tiles 6 columns apart, alpha =
+ * 6 of the phase's columns 2 apart): for r < run and j < alpha, dst[j*dst_step + r] =
+ * xr[col0 + step*r + s*j] (step, s = m, 1 or 6, 2), or 0 where that column is outside [0, w).
+ * Reads xr[0 .. w-1] only; dst_step >= run.
  */
 typedef void (*fconv_wino_gather_fn)(const float *xr, int64_t col0, int64_t w, size_t m, size_t run, float *dst,
                                      size_t dst_step);
@@ -108,7 +109,7 @@ typedef void (*fconv_wino_f4_gather_grid_fn)(const float *const *rows, int64_t c
                                              float *dst, size_t dst_step);
 
 /*
- * The output scatter of F(m x m) tiles, m = 4 or 3, one output row of a run of tiles: for
+ * The output scatter of F(m x m) tiles, m = 2, 3 or 4, one output row of a run of tiles: for
  * r < run and j < m with q = q0 + m*r + j < out_w, yrow[q] = src[j*src_step + r] (+ *bias
  * when bias is not NULL), then max(0, .) if relu (NaN stays NaN). q0 >= 0; src_step >= run.
  * With stream, the vector-aligned whole vectors of y go out through non-temporal stores,

@@ -130,6 +130,14 @@ static inline vf vf_every6(const vf in[6], int e) {
     return _mm256_i32gather_ps(buf + e, _mm256_setr_epi32(0, 6, 12, 18, 24, 30, 36, 42), 4);
 }
 
+/* p[2t + j] = in[j][t] for 2*VF_LANES floats: F(2x2, 3x3)'s output columns back into a row.
+ * The unpacks pair lanes within each 128-bit half; the two halves then go in order. */
+static inline void vf_interleave2(const vf in[2], float *p) {
+    __m256 lo = _mm256_unpacklo_ps(in[0], in[1]), hi = _mm256_unpackhi_ps(in[0], in[1]);
+    _mm256_storeu_ps(p, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(p + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+}
+
 /* p[3t + j] = in[j][t] for 3*VF_LANES floats: F(3x3, 4x4)'s output columns back into a row.
  * Through memory, as vf_every6. */
 static inline void vf_interleave3(const vf in[3], float *p) {

@@ -103,6 +103,14 @@ static inline vf vf_every6(const vf in[6], int e) {
     return _mm512_mask_blend_ps(past64, o, _mm512_permutex2var_ps(in[4], idx, in[5]));
 }
 
+/* p[2t + j] = in[j][t] for 2*VF_LANES floats: one two-source permute per output vector. */
+static inline void vf_interleave2(const vf in[2], float *p) {
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    _mm512_storeu_ps(p, _mm512_permutex2var_ps(in[0], lo, in[1]));
+    _mm512_storeu_ps(p + 16, _mm512_permutex2var_ps(in[0], hi, in[1]));
+}
+
 /* p[3t + j] = in[j][t] for 3*VF_LANES floats (see vec-avx2.h). Output vector v's lane l is
  * float g = 16v + l: in[g % 3][g / 3], from in[0] and in[1] by one two-source permute, from
  * in[2] (lanes with g % 3 == 2, whose index is g / 3 < 16) by a masked one-source one. */

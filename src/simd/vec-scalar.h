@@ -69,6 +69,12 @@ static inline void vf_interleave4(const vf in[4], float *p) {
 /* Every sixth of the 6*VF_LANES floats in in[0..5], from float e (see vec-avx2.h): in[e]. */
 static inline vf vf_every6(const vf in[6], int e) { return in[e]; }
 
+/* p[2t + j] = in[j][t] for 2*VF_LANES floats. */
+static inline void vf_interleave2(const vf in[2], float *p) {
+    p[0] = in[0];
+    p[1] = in[1];
+}
+
 /* p[3t + j] = in[j][t] for 3*VF_LANES floats. */
 static inline void vf_interleave3(const vf in[3], float *p) {
     for (int j = 0; j < 3; j++) p[j] = in[j];

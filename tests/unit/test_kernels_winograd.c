@@ -1,10 +1,11 @@
 /*
- * test_kernels_winograd.c — the Winograd F(4x4, 3x3) input gathers, F(3x3, 4x4)'s stride-2
- * phase gather and the output scatters of both (kernels/winograd) on every ISA this machine
- * runs, against their definitions: rows of
- * every width around the vector sizes, runs that start left of the row (padding), end past
- * it, or lie inside, grids of 1-16 tile rows with padding rows (and output rows past the
- * map), and a guard that nothing is written past the run or the row. ISAs the CPU lacks are reported as skipped.
+ * test_kernels_winograd.c — the Winograd F(2x2, 3x3) and F(4x4, 3x3) input gathers, F(3x3,
+ * 4x4)'s stride-2 phase gather and the output scatters of all three (kernels/winograd) on
+ * every ISA this machine runs, against their definitions: rows of every width around the
+ * vector sizes, runs that start left of the row (padding), end past it, or lie inside, grids
+ * of 1-16 tile rows with padding rows (and output rows past the map), and a guard that
+ * nothing is written past the run, the row or the patch's alpha columns. ISAs the CPU lacks
+ * are reported as skipped.
  */
 #include "core/dispatch.h"
 #include "test-isa.h"
@@ -12,24 +13,25 @@
 
 #define GUARD 1234.5f
 
-/* stride2: F(3x3, 4x4)'s phase gather (tiles 6 columns apart, patch columns 2 apart), else
- * F(4x4, 3x3)'s (4 and 1). */
-static void check_gather(const struct fconv_kernels *k, int64_t w, int64_t col0, size_t run, int stride2) {
+/* The gather of F(m x m): m = 3 is F(3x3, 4x4)'s phase gather (tiles 6 columns apart, 6
+ * patch columns 2 apart), m = 2 and 4 F(2x2, 3x3)'s and F(4x4, 3x3)'s (tiles m apart, m + 2
+ * adjacent patch columns). */
+static void check_gather(const struct fconv_kernels *k, int64_t w, int64_t col0, size_t run, size_t m) {
     float *xr = malloc(sizeof(float) * (size_t)(w > 0 ? w : 1));
-    const size_t step = run + 3;
-    const int64_t tile_step = stride2 ? 6 : 4, col_step = stride2 ? 2 : 1;
+    const size_t step = run + 3, alpha = m == 3 ? 6 : m + 2;
+    const int64_t tile_step = m == 3 ? 6 : (int64_t)m, col_step = m == 3 ? 2 : 1;
     float *dst = malloc(sizeof(float) * 6 * step);
     test_fill_random(xr, (size_t)(w > 0 ? w : 1));
     for (size_t e = 0; e < 6 * step; e++) dst[e] = GUARD;
-    k->wino_gather(xr, col0, w, stride2 ? 3 : 4, run, dst, step);
+    k->wino_gather(xr, col0, w, m, run, dst, step);
     int bad = 0;
-    for (size_t j = 0; j < 6 && !bad; j++)
+    for (size_t j = 0; j < 6 && !bad; j++) /* rows alpha .. 5 must stay untouched */
         for (size_t e = 0; e < step && !bad; e++) {
             int64_t col = col0 + tile_step * (int64_t)e + col_step * (int64_t)j;
-            float want = e >= run ? GUARD : col >= 0 && col < w ? xr[col] : 0.0f;
+            float want = e >= run || j >= alpha ? GUARD : col >= 0 && col < w ? xr[col] : 0.0f;
             if (dst[j * step + e] != want) {
-                CHECKF(0, "%s stride2=%d w=%lld col0=%lld run=%zu: column %zu of tile %zu is %g, want %g", k->name,
-                       stride2, (long long)w, (long long)col0, run, j, e, (double)dst[j * step + e], (double)want);
+                CHECKF(0, "%s m=%zu w=%lld col0=%lld run=%zu: column %zu of tile %zu is %g, want %g", k->name, m,
+                       (long long)w, (long long)col0, run, j, e, (double)dst[j * step + e], (double)want);
                 bad = 1;
             }
         }
@@ -41,19 +43,19 @@ static void test_gather_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
         const struct fconv_kernels *k = test_isa_kernels("test_kernels_winograd", (fconv_isa)isa);
         if (!k) continue;
-        for (int stride2 = 0; stride2 <= 1; stride2++) {
-            const int64_t tile_step = stride2 ? 6 : 4;
+        for (size_t m = 2; m <= 4; m++) {
+            const int64_t tile_step = m == 3 ? 6 : (int64_t)m;
             for (int64_t w = 1; w <= 150; w += (w < 80 ? 1 : 7))
                 for (int64_t col0 = -4; col0 <= 3; col0++) {
                     /* tiles starting inside or left of the row */
                     size_t fit = (size_t)((w - col0 + tile_step - 1) / tile_step);
-                    check_gather(k, w, col0, fit, stride2);
-                    check_gather(k, w, col0, fit + 2, stride2);              /* past the row: zeros */
-                    check_gather(k, w, col0, fit > 5 ? fit - 5 : 1, stride2); /* stops inside */
+                    check_gather(k, w, col0, fit, m);
+                    check_gather(k, w, col0, fit + 2, m);              /* past the row: zeros */
+                    check_gather(k, w, col0, fit > 5 ? fit - 5 : 1, m); /* stops inside */
                 }
             for (int rep = 0; rep < 200; rep++) { /* long rows, runs anywhere in them */
                 int64_t w = test_rand_int(1, 700), col0 = test_rand_int(-4, w);
-                check_gather(k, w, col0, (size_t)test_rand_int(0, 200), stride2);
+                check_gather(k, w, col0, (size_t)test_rand_int(0, 200), m);
             }
         }
     }
@@ -175,7 +177,7 @@ static void test_scatter_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
         const struct fconv_kernels *k = test_isa_kernels("test_kernels_winograd", (fconv_isa)isa);
         if (!k) continue;
-        for (size_t m = 3; m <= 4; m++)
+        for (size_t m = 2; m <= 4; m++)
             for (int64_t out_w = 1; out_w <= 150; out_w += (out_w < 80 ? 1 : 7))
                 for (int64_t q0 = 0; q0 <= 2 * (int64_t)m && q0 < out_w; q0 += (int64_t)m) {
                     size_t fit = (size_t)(out_w - q0 + (int64_t)m - 1) / m;

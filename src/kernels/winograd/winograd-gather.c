@@ -1,15 +1,16 @@
 /*
- * winograd-gather.c — Winograd F(4x4, 3x3)'s and F(3x3, 4x4)'s moves between images and the
- * tile-minor layout the transforms run over (winograd.h), one image row of a run of tiles at
- * a time.
- * Gather: tile r's 6x6 input patch row is columns col0 + 4r .. col0 + 4r + 5, so VF_LANES
- * tiles are 4*VF_LANES + 2 consecutive floats, deinterleaved by 4 into patch columns 0..3
- * and shifted one tile for columns 4 and 5 (a strided scalar copy was ~20% of a 64-channel
- * layer's time). F(3x3, 4x4) on a stride-2 phase: columns col0 + 6r + 2j, every sixth float
- * of 6*VF_LANES for j = 0..2, shifted one tile for 3..5. Scatter: the m = 4 or 3 output
- * columns of VF_LANES tiles interleaved back into one contiguous run of the output row, bias
- * and ReLU applied on the way. Compiled once per ISA; contracts: fconv_wino_gather_fn,
- * fconv_wino_scatter_fn.
+ * winograd-gather.c — the moves between images and the tile-minor layout the transforms run
+ * over (winograd.h) of Winograd F(2x2, 3x3), F(4x4, 3x3) and F(3x3, 4x4), one image row of a
+ * run of tiles at a time.
+ * Gather: tile r's alpha x alpha input patch row is columns col0 + m*r .. col0 + m*r + alpha - 1
+ * (alpha = m + 2), so VF_LANES tiles are m*VF_LANES + 2 consecutive floats: F(4x4)
+ * deinterleaves them by 4 into patch columns 0..3, F(2x2) takes the even floats from columns
+ * c and c + 1, and both shift one tile for the last two columns (a strided scalar copy was
+ * ~20% of a 64-channel layer's time, and ~13% of a 7x7 map's F(2x2) layer). F(3x3, 4x4) on a
+ * stride-2 phase: columns col0 + 6r + 2j, every sixth float of 6*VF_LANES for j = 0..2,
+ * shifted one tile for 3..5. Scatter: the m output columns of VF_LANES tiles interleaved back
+ * into one contiguous run of the output row, bias and ReLU applied on the way. Compiled once
+ * per ISA; contracts: fconv_wino_gather_fn, fconv_wino_scatter_fn.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -31,9 +32,10 @@ static inline vf columns(const float *xr, int64_t c, int64_t w) {
 /* Column c of the row, zero outside [0, w). */
 static inline float column(const float *xr, int64_t c, int64_t w) { return c >= 0 && c < w ? xr[c] : 0.0f; }
 
-/* One patch row of n (<= VF_LANES) tiles, its six columns o[0..5] at d + j*step; n lanes wide. */
-static inline void store_patch_row(float *d, size_t step, const vf o[6], size_t n) {
-    for (size_t j = 0; j < 6; j++) {
+/* One patch row of n (<= VF_LANES) tiles, its alpha columns o[0..alpha-1] at d + j*step; n
+ * lanes wide. */
+static inline void store_patch_row(float *d, size_t step, const vf o[6], size_t alpha, size_t n) {
+    for (size_t j = 0; j < alpha; j++) {
         if (n == VF_LANES) vf_storeu(d + j * step, o[j]);
         else vf_storeu_partial(d + j * step, o[j], n);
     }
@@ -47,34 +49,41 @@ static inline vf load_outputs(const float *s, size_t n, const float *bias, int r
 }
 
 /* The gather for one m, inlined with m a constant: tiles `step` columns apart, patch
- * columns `s` apart (F(4x4): 4 and 1; F(3x3, 4x4) on a stride-2 phase: 6 and 2). VF_LANES
- * tiles are `step` vectors from column c: patch columns 0 .. m-1 picked from them (a
- * deinterleave by 4, or every sixth float from c + 2j), columns m .. 5 the same shifted
- * one tile (the next tile's columns 0 .. 5-m). Blocks at the row's ends load through masks
+ * columns `s` apart (F(2x2) and F(4x4): m and 1; F(3x3, 4x4) on a stride-2 phase: 6 and 2).
+ * VF_LANES tiles are `step` vectors from column c: patch columns 0 .. m-1 picked from them (a
+ * deinterleave by 4, the even floats from c and c + 1, or every sixth float from c + 2j),
+ * columns m .. alpha-1 the same shifted one tile (the next tile's columns 0 .. alpha-1-m). Blocks at the row's ends load through masks
  * and a block shorter than a vector (on AVX-512 a 56-wide map's 14-tile row is one) is
  * stored n lanes wide, so no tile takes a scalar path. */
 static inline void gather_run(const float *xr, int64_t col0, int64_t w, size_t m, size_t run, float *dst,
                               size_t dst_step) {
-    const int64_t step = m == 4 ? 4 : 6, s = m == 4 ? 1 : 2;
+    const int64_t step = m == 3 ? 6 : (int64_t)m, s = m == 3 ? 2 : 1;
+    const size_t alpha = m == 3 ? 6 : m + 2;
     for (size_t r = 0; r < run; r += VF_LANES) {
         const size_t n = run - r < VF_LANES ? run - r : VF_LANES;
         const int64_t c = col0 + step * (int64_t)r;
         vf in[6], o[6];
         for (int64_t k = 0; k < step; k++) in[k] = columns(xr, c + k * VF_LANES, w);
-        if (m == 4) vf_deinterleave4(in, o);
-        else
+        if (m == 4) {
+            vf_deinterleave4(in, o);
+        } else if (m == 2) {
+            o[0] = vf_even2(in[0], in[1]);
+            o[1] = vf_even2(columns(xr, c + 1, w), columns(xr, c + 1 + VF_LANES, w));
+        } else {
             for (size_t j = 0; j < m; j++) o[j] = vf_every6(in, (int)(s * (int64_t)j));
-        for (size_t j = m; j < 6; j++)
+        }
+        for (size_t j = m; j < alpha; j++)
             o[j] = vf_shift_in(o[j - m], column(xr, c + step * VF_LANES + s * (int64_t)(j - m), w));
-        store_patch_row(dst + r, dst_step, o, n);
+        store_patch_row(dst + r, dst_step, o, alpha, n);
     }
 }
 
 void FCONV_ISA_SUFFIX(fconv_wino_gather_kernel)(const float *xr, int64_t col0, int64_t w, size_t m, size_t run,
                                                 float *dst, size_t dst_step) {
-    assert(xr && dst && dst_step >= run && (m == 3 || m == 4));
+    assert(xr && dst && dst_step >= run && m >= 2 && m <= 4);
     if (m == 4) gather_run(xr, col0, w, 4, run, dst, dst_step);
-    else gather_run(xr, col0, w, 3, run, dst, dst_step);
+    else if (m == 3) gather_run(xr, col0, w, 3, run, dst, dst_step);
+    else gather_run(xr, col0, w, 2, run, dst, dst_step);
 }
 
 void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_grid_kernel)(const float *const *rows, int64_t col0, int64_t w,
@@ -99,15 +108,16 @@ void FCONV_ISA_SUFFIX(fconv_wino_f4_gather_grid_kernel)(const float *const *rows
             vf_deinterleave4(in4, o4);
             o[4] = o4[0];
             o[5] = o4[1];
-            store_patch_row(dst + i * 6 * dst_step + t0, dst_step, o, n);
+            store_patch_row(dst + i * 6 * dst_step + t0, dst_step, o, 6, n);
         }
     }
 }
 
-/* p[m*t + j] = v[j][t] for m = 4 or 3. */
+/* p[m*t + j] = v[j][t] for m = 2, 3 or 4. */
 static inline void interleave(const vf v[4], size_t m, float *p) {
     if (m == 4) vf_interleave4(v, p);
-    else vf_interleave3(v, p);
+    else if (m == 3) vf_interleave3(v, p);
+    else vf_interleave2(v, p);
 }
 
 /* The scatter for one m, inlined with m a constant (a run-time m had left v[] on the stack
@@ -145,9 +155,10 @@ static inline void scatter_run(const float *src, size_t src_step, size_t m, size
 void FCONV_ISA_SUFFIX(fconv_wino_scatter_kernel)(const float *src, size_t src_step, size_t m, size_t run,
                                                  float *yrow, int64_t q0, int64_t out_w, const float *bias,
                                                  int relu, int stream) {
-    assert(src && yrow && q0 >= 0 && src_step >= run && (m == 3 || m == 4));
+    assert(src && yrow && q0 >= 0 && src_step >= run && m >= 2 && m <= 4);
     if (m == 4) scatter_run(src, src_step, 4, run, yrow, q0, out_w, bias, relu, stream);
-    else scatter_run(src, src_step, 3, run, yrow, q0, out_w, bias, relu, stream);
+    else if (m == 3) scatter_run(src, src_step, 3, run, yrow, q0, out_w, bias, relu, stream);
+    else scatter_run(src, src_step, 2, run, yrow, q0, out_w, bias, relu, stream);
 }
 
 void FCONV_ISA_SUFFIX(fconv_wino_f4_scatter_grid_kernel)(const float *src, size_t src_step, size_t ntiles,
