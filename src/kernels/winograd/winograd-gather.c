@@ -2,11 +2,11 @@
  * winograd-gather.c — the moves between images and the tile-minor layout the transforms run
  * over (winograd.h) of Winograd F(2x2, 3x3), F(4x4, 3x3) and F(3x3, 4x4), one image row of a
  * run of tiles at a time.
- * Gather: tile r's alpha x alpha input patch row is columns col0 + m*r .. col0 + m*r + alpha - 1
- * (alpha = m + 2), so VF_LANES tiles are m*VF_LANES + 2 consecutive floats: F(4x4)
- * deinterleaves them by 4 into patch columns 0..3, F(2x2) takes the even floats from columns
- * c and c + 1, and both shift one tile for the last two columns (a strided scalar copy was
- * ~20% of a 64-channel layer's time, and ~13% of a 7x7 map's F(2x2) layer). F(3x3, 4x4) on a
+ * Gather, F(m x m, 3 x 3): tile r's input patch row is columns col0 + m*r .. col0 + m*r + m + 1,
+ * so VF_LANES tiles are m*VF_LANES + 2 consecutive floats: F(4x4) deinterleaves them by 4
+ * into patch columns 0..3, F(2x2) takes the even floats from columns c and c + 1, and both
+ * shift one tile for the last two columns (a strided scalar copy was ~20% of a 64-channel
+ * layer's time, and ~13% of a 7x7 map's F(2x2) layer). F(3x3, 4x4) on a
  * stride-2 phase: columns col0 + 6r + 2j, every sixth float of 6*VF_LANES for j = 0..2,
  * shifted one tile for 3..5. Scatter: the m output columns of VF_LANES tiles interleaved back
  * into one contiguous run of the output row, bias and ReLU applied on the way. Compiled once
@@ -52,9 +52,9 @@ static inline vf load_outputs(const float *s, size_t n, const float *bias, int r
  * columns `s` apart (F(2x2) and F(4x4): m and 1; F(3x3, 4x4) on a stride-2 phase: 6 and 2).
  * VF_LANES tiles are `step` vectors from column c: patch columns 0 .. m-1 picked from them (a
  * deinterleave by 4, the even floats from c and c + 1, or every sixth float from c + 2j),
- * columns m .. alpha-1 the same shifted one tile (the next tile's columns 0 .. alpha-1-m). Blocks at the row's ends load through masks
- * and a block shorter than a vector (on AVX-512 a 56-wide map's 14-tile row is one) is
- * stored n lanes wide, so no tile takes a scalar path. */
+ * columns m .. alpha-1 the same shifted one tile (the next tile's columns 0 .. alpha-1-m).
+ * Blocks at the row's ends load through masks and a block shorter than a vector (on AVX-512
+ * a 56-wide map's 14-tile row is one) is stored n lanes wide, so no tile takes a scalar path. */
 static inline void gather_run(const float *xr, int64_t col0, int64_t w, size_t m, size_t run, float *dst,
                               size_t dst_step) {
     const int64_t step = m == 3 ? 6 : (int64_t)m, s = m == 3 ? 2 : 1;
