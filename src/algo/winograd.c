@@ -338,6 +338,10 @@ static size_t grid_tile_rows(const struct wino_geometry *g, size_t t, size_t lef
     return rows < left / 4 ? rows : left / 4;
 }
 
+/* Whether F(m x m)'s gather and scatter run on the dispatched SIMD kernels (m = 2, 3, 4); F(6x6)
+ * copies scalars, which the cost model charges for. */
+static int simd_moves(int64_t m) { return m <= 4; }
+
 /* Channel c of the unit's group: gather each tile's alpha x alpha patch (zero outside the
  * input) tile-minor into d, transform into V[ξν][c][.]. Tiles are taken a tile-row run at a
  * time, so that for each patch element the copy is one strided read (stride m) per run. */
@@ -381,7 +385,7 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
             if (inside && next_input) /* the next input channel's same row */
                 prefetch_columns(xr + g->x_c, tx * step + pb - g->pad_left,
                                  (int64_t)run * step + s * (g->alpha - m), g->w);
-            if (m <= 4 && inside) { /* the dispatched SIMD gather (F(6x6) stays scalar) */
+            if (simd_moves(m) && inside) { /* the dispatched SIMD gather */
                 g->kern->wino_gather(xr, tx * step + pb - g->pad_left, g->w, (size_t)m, run, d + i * a * tb + t, tb);
                 continue;
             }
@@ -499,7 +503,7 @@ static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, floa
         if (run > nt - t) run = nt - t;
         for (int64_t i = 0; i < mi && ty * mi + i < g->out_h; i++) {
             float *yrow = u->y + n * g->y_n + kk * g->y_k + (ty * mi + i) * g->y_p;
-            if (mi <= 4 && g->y_q == 1) { /* the dispatched SIMD scatter */
+            if (simd_moves(mi) && g->y_q == 1) { /* the dispatched SIMD scatter */
                 g->kern->wino_scatter(out + (size_t)(i * mi) * tb + t, tb, m, run, yrow, tx * mi, g->out_w,
                                       has_bias ? &b : NULL, relu, g->stream);
                 continue;
@@ -715,7 +719,7 @@ static double wino_cost(const fconv_plan *plan, int m) {
          * (3 -> 64 channels: 20 GMAC/s, 64 -> 64: 51). The 7x7/2 stem (4 x 3 channels) on
          * one thread: 1.92 ms estimated, 1.5 measured; implicit-gemm's 2.75 against 2.3. */
         double tw = (double)g.tiles_w;
-        double in = (0.25e-9 + 1.5e-9 / tw + (m == 6 ? 0.5e-9 : 0.0)) * cg;
+        double in = (0.25e-9 + 1.5e-9 / tw + (simd_moves(m) ? 0.0 : 0.5e-9)) * cg;
         double out = (0.15e-9 + 0.5e-9 / tw) * kg;
         double rate = (g.kern->isa >= FCONV_ISA_AVX512 ? 52e9 : 40e9) * cg / (cg + 4.0);
         t = cols * a2 * (in + out) + (double)g.groups * product_columns(&g) * a2 * (double)g.kgp * cg / rate;
