@@ -64,17 +64,27 @@ void fconv_conv2d_gemm_group(const fconv_plan *plan, int64_t n, int64_t g, const
  * run to the next (Zen 4 VM, 2 threads, 64 -> 64 on 56^2: 4 images ran at batch 1's speed
  * per image, 8 took 1.2-2.2 ms against 8 x 0.13). */
 #define POINTWISE_CACHED_BYTES (8.0 * 1024 * 1024)
+/* An input this small stays in L2 from one run to the next and while every sliver of
+ * weights passes over it (a Zen 4 core's L2). */
+#define POINTWISE_INPUT_L2_BYTES (1024.0 * 1024)
 
 double fconv_conv2d_pointwise_seconds(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     const double kg = (double)(d->k / d->groups), depth = (double)(d->c / d->groups), pixels = (double)(d->h * d->w);
     const double threads = plan->threads > 1 ? plan->threads : 1;
-    double per_block = fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, plan->threads);
+    const double bytes = 4.0 * (double)d->n * pixels * (double)(d->c + d->k);
+    /* A cached batch whose input (B) sits in L2: the stores of C go on behind the
+     * multiply-adds (2 threads, 64 -> 256 on 56^2 ran in 0.47 ms, its products alone at 110
+     * GFLOP/s per core; the copy-rate charge for its 3.2 MB of C had put it 0.15 ms above
+     * implicit-gemm, which took 0.51). A batch of 8 images of 256 x 14^2 (1.6 MB of input)
+     * read B from L3 and lost 8% to implicit-gemm. */
+    const double input_bytes = 4.0 * (double)d->n * (double)d->c * pixels;
+    const int c_hidden = bytes <= POINTWISE_CACHED_BYTES && input_bytes <= POINTWISE_INPUT_L2_BYTES;
+    double per_block = fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, plan->threads, c_hidden);
     if (d->has_bias || d->activation) per_block += fconv_stream_seconds(8.0 * kg * pixels) / threads;
     /* The micro-kernel reads the input (B) in place, depth rows at once, too many streams for
      * the hardware prefetchers: from memory, the read is not hidden behind the FMAs
      * (implicit-gemm prefetches its input and keeps its speed). */
-    const double bytes = 4.0 * (double)d->n * pixels * (double)(d->c + d->k);
     if (bytes > POINTWISE_CACHED_BYTES) per_block += fconv_stream_seconds(4.0 * depth * pixels);
     return (double)d->n * (double)d->groups * per_block;
 }

@@ -44,8 +44,11 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
  * C = A B (m x n, no accumulate) from it as fconv_gemm_packed would, bit for bit, without
  * packing A again. */
 size_t fconv_gemm_packed_a_floats(const struct fconv_kernels *kern, size_t m, size_t k);
-/* Estimated seconds of fconv_gemm_prepacked on `threads` threads, for cost models. */
-double fconv_gemm_prepacked_seconds(const struct fconv_kernels *kern, double m, double n, double k, int threads);
+/* Estimated seconds of fconv_gemm_prepacked on `threads` threads, for cost models; c_hidden:
+ * C's writes go on behind the products (the caller knows C stays cached), else they are
+ * charged at the rate of a copy. */
+double fconv_gemm_prepacked_seconds(const struct fconv_kernels *kern, double m, double n, double k, int threads,
+                                    int c_hidden);
 void fconv_gemm_pack_a(const struct fconv_kernels *kern, size_t m, size_t k, const float *a, size_t lda,
                        float *packed);
 void fconv_gemm_prepacked(const struct fconv_kernels *kern, int threads, size_t m, size_t n, size_t k,
