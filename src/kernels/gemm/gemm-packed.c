@@ -264,8 +264,9 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
  * and the stem's 64 x 12544 x 147 (98), the 6 x 16 AVX2 one at ~80 on the Zen 5 VM; rows
  * padded to MR, C's last columns to 8, the largest job of the thread grid (even shares,
  * near enough), C written once at the rate of a copy (what short products are made of:
- * VGG-16's 3 -> 64 layer through im2col, k = 27, writes 12.8 MB of C in 2 ms), and 2 us
- * per call (the threads' start and end).
+ * VGG-16's 3 -> 64 layer through im2col, k = 27, writes 12.8 MB of C in 2 ms) unless the
+ * caller says it goes on behind the products (c_hidden), and 2 us per call (the threads'
+ * start and end).
  */
 double fconv_gemm_prepacked_seconds(const struct fconv_kernels *kern, double m, double n, double k, int threads,
                                     int c_hidden) {
