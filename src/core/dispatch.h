@@ -261,15 +261,15 @@ FCONV_DECLARE_WINO_GATHER_GRID(avx2)
 FCONV_DECLARE_WINO_GATHER_GRID(avx512)
 #undef FCONV_DECLARE_WINO_GATHER_GRID
 
-#define FCONV_DECLARE_WINO_STRIDE2(isa)                                                                  \
+#define FCONV_DECLARE_WINO_GATHER_SCATTER(isa)                                                          \
     void fconv_wino_gather_kernel__##isa(const float *xr, int64_t col0, int64_t w, size_t m, size_t run, float *dst,  \
                                          size_t dst_step);                                                       \
     void fconv_wino_scatter_kernel__##isa(const float *src, size_t src_step, size_t m, size_t run, float *yrow,    \
                                           int64_t q0, int64_t out_w, const float *bias, int relu, int stream);
-FCONV_DECLARE_WINO_STRIDE2(scalar)
-FCONV_DECLARE_WINO_STRIDE2(avx2)
-FCONV_DECLARE_WINO_STRIDE2(avx512)
-#undef FCONV_DECLARE_WINO_STRIDE2
+FCONV_DECLARE_WINO_GATHER_SCATTER(scalar)
+FCONV_DECLARE_WINO_GATHER_SCATTER(avx2)
+FCONV_DECLARE_WINO_GATHER_SCATTER(avx512)
+#undef FCONV_DECLARE_WINO_GATHER_SCATTER
 
 /* The per-ISA Winograd tile transforms (kernels/winograd/winograd-tiles.c), fconv_wino_input_f4__avx2
  * and so on: the two functions of F(m x m) for one ISA, then all three m for each ISA, and
