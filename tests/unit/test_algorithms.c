@@ -2,10 +2,10 @@
  * test_algorithms.c — every algorithm in the table, on every kind it serves, against the
  * reference: seeded random shapes (with a share of the shapes each specialised algorithm
  * wants: 3x3 stride-1 layers, stride-2 large kernels, rank-1 kernels, large kernels, long
- * signals), every mode, border, stride, dilation, group. An algorithm that declines a problem must say why, with
- * FCONV_EUNSUPPORTED. Outputs are checked with the algorithm's documented error bound
- * (normalized error, DESIGN.md §4), guarded against writes past the end, and must be
- * identical with 1 and 2 threads. The workspace is allocated at exactly the reported size,
+ * signals), every mode, border, stride, dilation, group. An algorithm that declines a
+ * problem must say why, with FCONV_EUNSUPPORTED. Outputs are checked with the algorithm's
+ * documented error bound (normalized error, DESIGN.md §4), guarded against writes past the
+ * end, and must be identical with 1 and 2 threads. The workspace is allocated at exactly the reported size,
  * so AddressSanitizer catches an algorithm that under-reports it.
  */
 #define _POSIX_C_SOURCE 200809L
