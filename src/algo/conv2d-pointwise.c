@@ -48,6 +48,17 @@ const float *fconv_conv2d_group_weights(const fconv_plan *plan, int64_t g, int64
     return scratch;
 }
 
+/* The output size from which the GEMMs stream it: as Winograd's and fft-cols'. Measured, 2
+ * threads, streamed against not: 8 x 64 x 56^2 -> 256 1x1 (25.7 MB) 5.0 -> 4.2 ms, -> 64
+ * 1.5 -> 1.08, 8 x 128 x 28^2 -> 512 4.6 -> 3.9-4.3. */
+#define GEMM_STREAM_BYTES (8.0 * 1024 * 1024)
+
+int fconv_conv2d_gemm_streams(const fconv_plan *plan, int64_t pixels) {
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    return 4.0 * (double)d->n * (double)d->k * (double)pixels >= GEMM_STREAM_BYTES && !d->has_bias &&
+           d->activation == FCONV_ACTIVATION_NONE && pixels % (int64_t)plan->kernels->lanes == 0;
+}
+
 void fconv_conv2d_gemm_group(const fconv_plan *plan, int64_t n, int64_t g, const float *cols, int64_t depth,
                              int64_t pixels, const float *wg, const float *bias, float *y) {
     const fconv_conv2d_desc *d = &plan->conv2d;
@@ -55,7 +66,7 @@ void fconv_conv2d_gemm_group(const fconv_plan *plan, int64_t n, int64_t g, const
     int relu = d->activation == FCONV_ACTIVATION_RELU;
     float *yg = y + (n * d->k + g * kg) * pixels;
     fconv_gemm_prepacked(plan->kernels, plan->threads, (size_t)kg, (size_t)pixels, (size_t)depth, wg, cols,
-                         (size_t)pixels, yg, (size_t)pixels);
+                         (size_t)pixels, yg, (size_t)pixels, fconv_conv2d_gemm_streams(plan, pixels));
     if (bias || relu)
         fconv_conv2d_bias_relu(plan->threads, yg, kg, pixels, bias ? bias + g * kg : NULL, relu);
 }
@@ -79,8 +90,11 @@ double fconv_conv2d_pointwise_seconds(const fconv_plan *plan) {
      * implicit-gemm, which took 0.51). A batch of 8 images of 256 x 14^2 (1.6 MB of input)
      * read B from L3 and lost 8% to implicit-gemm. */
     const double input_bytes = 4.0 * (double)d->n * (double)d->c * pixels;
-    const int c_hidden = bytes <= POINTWISE_CACHED_BYTES && input_bytes <= POINTWISE_INPUT_L2_BYTES;
-    double per_block = fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, plan->threads, c_hidden);
+    const enum fconv_gemm_c_write c_write =
+        fconv_conv2d_gemm_streams(plan, d->h * d->w)                                     ? FCONV_GEMM_C_STREAMED
+        : bytes <= POINTWISE_CACHED_BYTES && input_bytes <= POINTWISE_INPUT_L2_BYTES ? FCONV_GEMM_C_HIDDEN
+                                                                                     : FCONV_GEMM_C_COPIED;
+    double per_block = fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, plan->threads, c_write);
     if (d->has_bias || d->activation) per_block += fconv_stream_seconds(8.0 * kg * pixels) / threads;
     /* The micro-kernel reads the input (B) in place, depth rows at once, too many streams for
      * the hardware prefetchers: from memory, the read is not hidden behind the FMAs

@@ -215,7 +215,9 @@ static double im2col_cost(const fconv_plan *plan) {
         double kg = (double)(d->k / d->groups), blocks = (double)d->n * (double)d->groups;
         double lowering = fconv_stream_seconds(4.0 * depth * pixels) / t;
         double epilogue = d->has_bias || d->activation ? fconv_stream_seconds(8.0 * kg * pixels) / t : 0.0;
-        double gemm = fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, plan->threads, 0);
+        double gemm = fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, plan->threads,
+                                                   fconv_conv2d_gemm_streams(plan, sh.p * sh.q) ? FCONV_GEMM_C_STREAMED
+                                                                                               : FCONV_GEMM_C_COPIED);
         return blocks * (lowering + gemm + epilogue);
     }
     struct im2col_shape sh = shape_of_filter(plan);

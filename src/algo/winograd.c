@@ -715,13 +715,16 @@ static double wino_cost(const fconv_plan *plan, int m) {
          * the input phase 0.22 ns on 224x224 maps to 0.7-0.9 on 14x14 and 16x16 ones (short
          * tile rows: partial vectors in the gather), the output phase 0.13 to 0.39; F(6x6)
          * gathers by scalar copies (the others by SIMD ones).
-         * The products: a micro-kernel call's fixed cost is worth about 4 channel steps
-         * (3 -> 64 channels: 20 GMAC/s, 64 -> 64: 51). The 7x7/2 stem (4 x 3 channels) on
-         * one thread: 1.92 ms estimated, 1.5 measured; implicit-gemm's 2.75 against 2.3. */
+         * The products: a micro-kernel call's fixed cost is worth about 2 channel steps
+         * (refitted 2026-11-25 on AVX-512, one thread, perf samples by phase: 3 -> 64 channels
+         * on 224^2 ran its products at 33 G multiply-adds/s, where 4 steps had modelled 22 and
+         * put the layer's estimate at 2.21 ms against 1.84 measured, above im2col's; 64 -> 64:
+         * 51). The 7x7/2 stem (4 x 3 channels) on one thread had been 1.92 ms estimated, 1.5
+         * measured; implicit-gemm's 2.75 against 2.3. */
         double tw = (double)g.tiles_w;
         double in = (0.25e-9 + 1.5e-9 / tw + (simd_moves(m) ? 0.0 : 0.5e-9)) * cg;
         double out = (0.15e-9 + 0.5e-9 / tw) * kg;
-        double rate = (g.kern->isa >= FCONV_ISA_AVX512 ? 52e9 : 40e9) * cg / (cg + 4.0);
+        double rate = (g.kern->isa >= FCONV_ISA_AVX512 ? 52e9 : 40e9) * cg / (cg + 2.0);
         t = cols * a2 * (in + out) + (double)g.groups * product_columns(&g) * a2 * (double)g.kgp * cg / rate;
     } else if (g.cg == 1) {
         t = 1.0e-9 * cols * a2 * (cg + kg) + 0.5e-9 * cols * a2 * kg;

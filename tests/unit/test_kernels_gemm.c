@@ -53,10 +53,27 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
         fconv_gemm_pack_a(kern, m, k, a, lda, ap);
         for (int threads = 1; threads <= 3; threads += 2) {
             memcpy(c2, c0, sizeof(float) * m * ldc);
-            fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, c2, ldc);
+            fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, c2, ldc, 0);
             CHECKF(memcmp(c1, c2, sizeof(float) * m * ldc) == 0,
                    "%s m=%zu n=%zu k=%zu: prepacked A on %d threads differs", kern->name, m, n, k, threads);
         }
+        /* Streamed into a C whose rows all start on a cache line (the non-temporal tiles),
+         * then into the unaligned one (plain stores): the same bits. */
+        const size_t lds = (n + 15) / 16 * 16;
+        float *cs = fconv_alloc_aligned(sizeof(float) * (m * lds + 1));
+        for (int threads = 1; threads <= 2; threads++) {
+            test_fill_random(cs, m * lds);
+            fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, cs, lds, 1);
+            int same = 1;
+            for (size_t i = 0; i < m; i++) same &= memcmp(c1 + i * ldc, cs + i * lds, sizeof(float) * n) == 0;
+            CHECKF(same, "%s m=%zu n=%zu k=%zu: prepacked A streamed (aligned C) on %d threads differs", kern->name,
+                   m, n, k, threads);
+        }
+        memcpy(c2, c0, sizeof(float) * m * ldc);
+        fconv_gemm_prepacked(kern, 2, m, n, k, ap, b, ldb, c2, ldc, 1);
+        CHECKF(memcmp(c1, c2, sizeof(float) * m * ldc) == 0, "%s m=%zu n=%zu k=%zu: prepacked A streamed differs",
+               kern->name, m, n, k);
+        fconv_free_aligned(cs);
         fconv_free_aligned(ap);
     }
     int bad = 0;
@@ -89,7 +106,7 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
 }
 
 /* The micro-kernel (half: its half-width twin) alone on packed panels it defines: every mr,
- * every nr up to its width, k = 0, 1 and odd, with and without accumulate, nothing written
+ * every nr up to its width, k = 0, 1 and odd, every store mode, nothing written
  * outside the mr x nr tile. */
 static void check_ukernel(const struct fconv_kernels *kern, int half) {
     const size_t MR = kern->gemm_mr, width = half ? kern->gemm_nr / 2 : kern->gemm_nr, ldc = width + 3;
@@ -100,7 +117,7 @@ static void check_ukernel(const struct fconv_kernels *kern, int half) {
     for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
         for (size_t mr = 1; mr <= MR; mr++)
             for (size_t nr = 1; nr <= width; nr++)
-                for (int acc = 0; acc < 2; acc++) {
+                for (int store = FCONV_GEMM_STORE; store <= FCONV_GEMM_STREAM; store++) {
                     const size_t k = ks[ki];
                     test_fill_random(a, MR * 64);
                     test_fill_random(b, width * 64);
@@ -110,7 +127,7 @@ static void check_ukernel(const struct fconv_kernels *kern, int half) {
                     }
                     test_fill_random(c0, (MR + 1) * ldc);
                     memcpy(c, c0, sizeof(float) * (MR + 1) * ldc);
-                    fn(k, a, b, width, c, ldc, acc, mr, nr);
+                    fn(k, a, b, width, c, ldc, store, mr, nr);
                     for (size_t i = 0; i <= MR; i++)
                         for (size_t j = 0; j < ldc; j++) {
                             if (i >= mr || j >= nr) {
@@ -119,14 +136,14 @@ static void check_ukernel(const struct fconv_kernels *kern, int half) {
                                        mr, nr, k, i, j);
                                 continue;
                             }
-                            double sum = acc ? c0[i * ldc + j] : 0.0, mag = fabs(sum);
+                            double sum = store == FCONV_GEMM_ACCUMULATE ? c0[i * ldc + j] : 0.0, mag = fabs(sum);
                             for (size_t p = 0; p < k; p++) {
                                 sum += (double)a[p * MR + i] * b[p * width + j];
                                 mag += fabs((double)a[p * MR + i] * b[p * width + j]);
                             }
                             CHECKF(fabs(c[i * ldc + j] - sum) <= (double)(k + 2) * FLT_EPSILON * mag + 1e-30,
-                                   "%s ukernel%s mr=%zu nr=%zu k=%zu acc=%d: C[%zu][%zu] = %g, ref %.9g",
-                                   kern->name, half ? "_half" : "", mr, nr, k, acc, i, j, c[i * ldc + j], sum);
+                                   "%s ukernel%s mr=%zu nr=%zu k=%zu store=%d: C[%zu][%zu] = %g, ref %.9g",
+                                   kern->name, half ? "_half" : "", mr, nr, k, store, i, j, c[i * ldc + j], sum);
                         }
                 }
     free(a);

@@ -18,6 +18,7 @@
 
 #include "core/cost-model.h"
 #include "core/dispatch.h"
+#include "core/internal.h"
 #include "core/parallel.h"
 #include "kernels/gemm/gemm.h"
 
@@ -42,6 +43,7 @@ static _Thread_local _Alignas(64) float pack_b[NC * KC_MAX];
 struct packed_ctx {
     const struct fconv_kernels *kern;
     int trans_a, trans_b, accumulate;
+    int stream;             /* C's whole tiles leave through non-temporal stores (one k step only) */
     size_t m, n, k, lda, ldb, ldc;
     size_t kc;              /* the k step: k alone decides it (see the file comment) */
     size_t n_blocks;        /* job grid: column blocks (NR-column slivers shared evenly) x */
@@ -100,18 +102,19 @@ static void pack_b_block(const struct packed_ctx *g, size_t p0, size_t kc, size_
  * holds them, the half-width tile for up to NR/2 columns and the few-column kernel for up
  * to FEW_COLS (49 columns were 32 + a whole tile of 32 for 17, 31% of the multiply-adds
  * thrown away; now 32 + 16 + 1). */
-static void sliver_product(const struct packed_ctx *g, size_t kc, const float *a, const float *b, int acc,
+static void sliver_product(const struct packed_ctx *g, size_t kc, const float *a, const float *b, int store,
                            size_t live_m, size_t live_n, float *c) {
     const size_t nr = g->kern->gemm_nr, ldc = g->ldc;
+    const int acc = store == FCONV_GEMM_ACCUMULATE;
     if (live_n > nr - nr / 4) {
-        g->kern->gemm_ukernel(kc, a, b, nr, c, ldc, acc, live_m, live_n);
+        g->kern->gemm_ukernel(kc, a, b, nr, c, ldc, store, live_m, live_n);
         return;
     }
     for (size_t j = 0; j < live_n;) {
         const size_t rest = live_n - j;
         if (rest > FEW_COLS) {
             const size_t piece = rest < nr / 2 ? rest : nr / 2;
-            g->kern->gemm_ukernel_half(kc, a, b + j, nr, c + j, ldc, acc, live_m, piece);
+            g->kern->gemm_ukernel_half(kc, a, b + j, nr, c + j, ldc, store, live_m, piece);
             j += piece;
             continue;
         }
@@ -160,7 +163,9 @@ static void packed_job(const void *vctx, size_t job) {
         const size_t cols = block_cols - jc < chunk ? block_cols - jc : chunk;
         for (size_t p0 = 0; p0 < g->k; p0 += g->kc) {
             const size_t kc = g->k - p0 < g->kc ? g->k - p0 : g->kc;
-            const int acc = p0 > 0 || g->accumulate;
+            const int store = p0 > 0 || g->accumulate ? FCONV_GEMM_ACCUMULATE
+                              : g->stream                 ? FCONV_GEMM_STREAM
+                                                          : FCONV_GEMM_STORE;
             /* Untransposed B is packed by its first row block, a sliver at a time (the
              * whole ones by the micro-kernel as it multiplies them) */
             const int pack_later = !g->trans_b;
@@ -183,18 +188,19 @@ static void packed_job(const void *vctx, size_t job) {
                             g->kern->gemm_pack_b(kc, live_n, src, g->ldb, pack_b + js * kc);
                         } else {
                             g->kern->gemm_ukernel_pack(kc, a_block, src, g->ldb, pack_b + js * kc,
-                                                       g->c + i0 * g->ldc + j0 + jc + js, g->ldc, acc,
+                                                       g->c + i0 * g->ldc + j0 + jc + js, g->ldc, store,
                                                        rows < mr ? rows : mr);
                             is = mr;
                         }
                     }
                     for (; is < rows; is += mr)
-                        sliver_product(g, kc, a_block + is * kc, pack_b + js * kc, acc, rows - is < mr ? rows - is : mr,
+                        sliver_product(g, kc, a_block + is * kc, pack_b + js * kc, store, rows - is < mr ? rows - is : mr,
                                        live_n, g->c + (i0 + is) * g->ldc + j0 + jc + js);
                 }
             }
         }
     }
+    if (g->stream) fconv_stream_fence();
 }
 
 /* The k step: k itself up to KC_MAX (one pass, C written once), else even steps of a
@@ -219,7 +225,7 @@ static double job_cost(size_t m, size_t n, size_t k, size_t mr, size_t nr, size_
 
 static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a, int trans_b, size_t m, size_t n,
                      size_t k, const float *a, size_t lda, const float *a_packed, const float *b, size_t ldb,
-                     int accumulate, float *c, size_t ldc) {
+                     int accumulate, int stream, float *c, size_t ldc) {
     /* The job grid with the smallest largest job, at most one job per thread: columns
      * blocks of at least MIN_JOB_COLS (each packs only its own B columns), row groups where
      * the columns run out or would split unevenly (1 x 196 columns cut in two was 128 + 68;
@@ -236,8 +242,10 @@ static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a,
     const size_t slivers = (n + nr - 1) / nr, row_slivers = (m + mr - 1) / mr;
     if (n_blocks > slivers) n_blocks = slivers;
     if (groups > row_slivers) groups = row_slivers;
-    struct packed_ctx g = {kern, trans_a, trans_b, accumulate, m, n, k, lda, ldb, ldc,
-                           k_step(k), n_blocks, groups, a, b, a_packed, c};
+    /* C is streamed only where it is written once (one k step): accumulating the later
+     * steps would read it back from memory. */
+    struct packed_ctx g = {kern, trans_a, trans_b, accumulate, stream && !accumulate && k_step(k) >= k,
+                           m, n, k, lda, ldb, ldc, k_step(k), n_blocks, groups, a, b, a_packed, c};
     fconv_parallel_1d(threads, groups * n_blocks, packed_job, &g);
 }
 
@@ -255,7 +263,7 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
         zero_c(m, n, accumulate, c, ldc);
         return;
     }
-    run_jobs(kern, threads, trans_a, trans_b, m, n, k, a, lda, NULL, b, ldb, accumulate, c, ldc);
+    run_jobs(kern, threads, trans_a, trans_b, m, n, k, a, lda, NULL, b, ldb, accumulate, 0, c, ldc);
 }
 
 /*
@@ -263,19 +271,24 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
  * 8 x 32 AVX-512 tile at 104-113 GFLOP/s on the Zen 4 VM across the ResNet-50 1x1 shapes
  * and the stem's 64 x 12544 x 147 (98), the 6 x 16 AVX2 one at ~80 on the Zen 5 VM; rows
  * padded to MR, C's last columns to 8, the largest job of the thread grid (even shares,
- * near enough), C written once at the rate of a copy (what short products are made of:
- * VGG-16's 3 -> 64 layer through im2col, k = 27, writes 12.8 MB of C in 2 ms) unless the
- * caller says it goes on behind the products (c_hidden), and 2 us per call (the threads'
- * start and end).
+ * near enough), plus C's write (enum fconv_gemm_c_write), and 2 us per call (the threads'
+ * start and end). Streamed, C leaves behind the products at up to 25 GB/s per thread (the
+ * non-temporal store bandwidth, ~50 GB/s on both cores): 2 threads, 8 x 64 x 56^2 -> 256 1x1
+ * (25.7 MB of C) 3.9-4.2 ms against 3.9 of multiply-adds alone (5.0 unstreamed); 8 x 128 x
+ * 28^2 -> 512 3.7-4.3 against 3.9.
  */
 double fconv_gemm_prepacked_seconds(const struct fconv_kernels *kern, double m, double n, double k, int threads,
-                                    int c_hidden) {
+                                    enum fconv_gemm_c_write c_write) {
     const double mr = (double)kern->gemm_mr, rate = kern->isa >= FCONV_ISA_AVX512 ? 106e9
                                                    : kern->isa >= FCONV_ISA_AVX2  ? 80e9
                                                                                   : 6e9;
     const double rows = ceil(m / mr) * mr, cols = ceil(n / 8.0) * 8.0;
-    const double c_write = c_hidden ? 0.0 : fconv_stream_seconds(4.0 * m * n);
-    return (2.0 * rows * cols * k / rate + c_write) / (threads > 1 ? threads : 1) + 2e-6;
+    const double products = 2.0 * rows * cols * k / rate;
+    if (c_write == FCONV_GEMM_C_STREAMED && k_step((size_t)k) < (size_t)k) c_write = FCONV_GEMM_C_COPIED;
+    const double t = c_write == FCONV_GEMM_C_HIDDEN     ? products
+                     : c_write == FCONV_GEMM_C_STREAMED ? fmax(products, 4.0 * m * n / 25e9)
+                                                        : products + fconv_stream_seconds(4.0 * m * n);
+    return t / (threads > 1 ? threads : 1) + 2e-6;
 }
 
 size_t fconv_gemm_packed_a_floats(const struct fconv_kernels *kern, size_t m, size_t k) {
@@ -292,11 +305,11 @@ void fconv_gemm_pack_a(const struct fconv_kernels *kern, size_t m, size_t k, con
 }
 
 void fconv_gemm_prepacked(const struct fconv_kernels *kern, int threads, size_t m, size_t n, size_t k,
-                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc) {
+                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc, int stream) {
     if (m == 0 || n == 0) return;
     if (k == 0) {
         zero_c(m, n, 0, c, ldc);
         return;
     }
-    run_jobs(kern, threads, 0, 0, m, n, k, NULL, 0, a_packed, b, ldb, 0, c, ldc);
+    run_jobs(kern, threads, 0, 0, m, n, k, NULL, 0, a_packed, b, ldb, 0, stream, c, ldc);
 }

@@ -40,7 +40,7 @@ static inline void prefetch_a(const float *a, size_t step) {
  * also stored to pack_to (a packed sliver) where that is not NULL. */
 static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict a, const float *restrict b,
                                   size_t ldb, float *restrict pack_to, float *restrict c, size_t ldc,
-                                  int accumulate, size_t mr, size_t nr) {
+                                  int store, size_t mr, size_t nr) {
     const size_t width = (size_t)nv * VF_LANES;
     assert(a && b && c && mr >= 1 && mr <= MR && nr >= 1 && nr <= width && ldb >= width &&
            (pack_to || ldb % VF_LANES == 0));
@@ -62,10 +62,12 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
         }
     }
     if (mr == MR && nr == width) { /* full tile: straight to C */
+        const int stream = store == FCONV_GEMM_STREAM && vf_head_to_alignment(c, VF_LANES) == 0 && ldc % VF_LANES == 0;
         UNROLLED (int i = 0; i < MR; i++)
             UNROLLED (int v = 0; v < nv; v++) {
                 float *ci = c + (size_t)i * ldc + (size_t)v * VF_LANES;
-                vf_storeu(ci, accumulate ? vf_add(vf_loadu(ci), acc[i][v]) : acc[i][v]);
+                if (stream) vf_stream(ci, acc[i][v]);
+                else vf_storeu(ci, store == FCONV_GEMM_ACCUMULATE ? vf_add(vf_loadu(ci), acc[i][v]) : acc[i][v]);
             }
         return;
     }
@@ -75,13 +77,13 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
         UNROLLED (int v = 0; v < nv; v++) vf_storeu(tile + (size_t)i * width + (size_t)v * VF_LANES, acc[i][v]);
     for (size_t i = 0; i < mr; i++)
         for (size_t j = 0; j < nr; j++)
-            c[i * ldc + j] = accumulate ? c[i * ldc + j] + tile[i * width + j] : tile[i * width + j];
+            c[i * ldc + j] = store == FCONV_GEMM_ACCUMULATE ? c[i * ldc + j] + tile[i * width + j] : tile[i * width + j];
 }
 
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel)(size_t k, const float *restrict a, const float *restrict b,
-                                          size_t ldb, float *restrict c, size_t ldc, int accumulate,
+                                          size_t ldb, float *restrict c, size_t ldc, int store,
                                           size_t mr, size_t nr) {
-    ukernel(NV, k, a, b, ldb, NULL, c, ldc, accumulate, mr, nr);
+    ukernel(NV, k, a, b, ldb, NULL, c, ldc, store, mr, nr);
 }
 
 /* The whole-width tile reading B where it lies (any ldb, any alignment) and packing it on
@@ -89,14 +91,14 @@ void FCONV_ISA_SUFFIX(fconv_gemm_ukernel)(size_t k, const float *restrict a, con
  * own (packing B first cost 9% of a 64 x 3136 x 256 product). */
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_pack)(size_t k, const float *restrict a, const float *restrict b,
                                                size_t ldb, float *restrict packed_b, float *restrict c,
-                                               size_t ldc, int accumulate, size_t mr) {
-    ukernel(NV, k, a, b, ldb, packed_b, c, ldc, accumulate, mr, NR);
+                                               size_t ldc, int store, size_t mr) {
+    ukernel(NV, k, a, b, ldb, packed_b, c, ldc, store, mr, NR);
 }
 
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half)(size_t k, const float *restrict a, const float *restrict b,
-                                               size_t ldb, float *restrict c, size_t ldc, int accumulate,
+                                               size_t ldb, float *restrict c, size_t ldc, int store,
                                                size_t mr, size_t nr) {
-    ukernel(NV / 2, k, a, b, ldb, NULL, c, ldc, accumulate, mr, nr);
+    ukernel(NV / 2, k, a, b, ldb, NULL, c, ldc, store, mr, nr);
 }
 
 /* A few columns: each of the nc (<= COLS_MAX) accumulators holds the MR rows of one column

@@ -42,16 +42,25 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
  * fconv_gemm_packed_a_floats(kern, m, k) floats (64-byte aligned, caller's), in the
  * micro-kernel's panels of that ISA table; fconv_gemm_prepacked then computes
  * C = A B (m x n, no accumulate) from it as fconv_gemm_packed would, bit for bit, without
- * packing A again. */
+ * packing A again. With `stream`, C's vector-aligned tiles leave through non-temporal stores
+ * (fenced before it returns) where k takes one pass: for a C that is not read again soon
+ * and would only push everything else out of the caches. */
 size_t fconv_gemm_packed_a_floats(const struct fconv_kernels *kern, size_t m, size_t k);
-/* Estimated seconds of fconv_gemm_prepacked on `threads` threads, for cost models; c_hidden:
- * C's writes go on behind the products (the caller knows C stays cached), else they are
- * charged at the rate of a copy. */
+/* How fconv_gemm_prepacked's write of C is charged by its cost. */
+enum fconv_gemm_c_write {
+    FCONV_GEMM_C_COPIED,   /* at the rate of a copy (fconv_stream_seconds) */
+    FCONV_GEMM_C_HIDDEN,   /* not at all: it goes on behind the products (the caller knows C
+                              and the B it reads stay cached) */
+    FCONV_GEMM_C_STREAMED, /* streamed (fconv_gemm_prepacked's `stream`): behind the products
+                              up to the bandwidth of non-temporal stores, where k allows
+                              streaming (else as COPIED) */
+};
+/* Estimated seconds of fconv_gemm_prepacked on `threads` threads, for cost models. */
 double fconv_gemm_prepacked_seconds(const struct fconv_kernels *kern, double m, double n, double k, int threads,
-                                    int c_hidden);
+                                    enum fconv_gemm_c_write c_write);
 void fconv_gemm_pack_a(const struct fconv_kernels *kern, size_t m, size_t k, const float *a, size_t lda,
                        float *packed);
 void fconv_gemm_prepacked(const struct fconv_kernels *kern, int threads, size_t m, size_t n, size_t k,
-                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc);
+                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc, int stream);
 
 #endif
