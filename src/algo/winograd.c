@@ -14,6 +14,7 @@
  * problem, and each block goes through the same arithmetic on whichever thread or in
  * whichever phase runs it, so results are bit-identical for any thread count.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -740,10 +741,14 @@ static double wino_cost(const fconv_plan *plan, int m) {
      * Streamed (geometry()), the stores skip reading y's lines and mostly overlap the work
      * (8x3x224x224 -> 64, 2 threads: 10.7 -> 7.4 ms); the model takes y 64-byte aligned, as
      * fastconv.h asks of callers after speed (unaligned, this layer runs 10.7-11 ms where
-     * direct, the next choice, runs 11). */
+     * direct, the next choice, runs 11). Streamed, the write is taken as wholly behind the
+     * work, bounded by the non-temporal store bandwidth of both cores: with the products'
+     * refit (above) that layer's estimate is 7.8 ms, measured 7.7-8.4 (added at 60 GB/s, the
+     * write had put it at 9.5, above im2col's 8.4, which measured 7.8-8.6). */
     double y_bytes = (double)g.n * (double)g.groups * kg * (double)(g.out_h * g.out_w) * sizeof(float);
-    double memory = y_bytes > (double)WINO_LLC_BYTES ? y_bytes / (g.stream ? 60e9 : 20e9) : 0.0;
-    return t / plan->threads + memory + 5e-6;
+    double work = t / plan->threads;
+    if (y_bytes > (double)WINO_LLC_BYTES) work = g.stream ? fmax(work, y_bytes / 50e9) : work + y_bytes / 20e9;
+    return work + 5e-6;
 }
 
 #define DEFINE_WINOGRAD(M, SYMBOL, ID, NAME, SERVES, BOUND, SUMMARY)                              \
