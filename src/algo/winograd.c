@@ -717,10 +717,10 @@ static double wino_cost(const fconv_plan *plan, int m) {
          * tile rows: partial vectors in the gather), the output phase 0.13 to 0.39; F(6x6)
          * gathers by scalar copies (the others by SIMD ones).
          * The products: a micro-kernel call's fixed cost is worth about 2 channel steps
-         * (refitted 2026-11-25 on AVX-512, one thread, perf samples by phase: 3 -> 64 channels
-         * on 224^2 ran its products at 33 G multiply-adds/s, where 4 steps had modelled 22 and
-         * put the layer's estimate at 2.21 ms against 1.84 measured, above im2col's; 64 -> 64:
-         * 51). The 7x7/2 stem (4 x 3 channels) on one thread had been 1.92 ms estimated, 1.5
+         * (refitted 2026-11-25 on AVX-512, AVX2 taking the same form unmeasured; one thread,
+         * perf samples by phase: 3 -> 64 channels on 224^2 ran its products at 33 G
+         * multiply-adds/s, where 4 steps had modelled 22 and put the layer's estimate at 2.21
+         * ms against 1.84 measured, above im2col's; 64 -> 64: 51). The 7x7/2 stem (4 x 3 channels) on one thread had been 1.92 ms estimated, 1.5
          * measured; implicit-gemm's 2.75 against 2.3. */
         double tw = (double)g.tiles_w;
         double in = (0.25e-9 + 1.5e-9 / tw + (simd_moves(m) ? 0.0 : 0.5e-9)) * cg;
