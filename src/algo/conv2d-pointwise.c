@@ -48,14 +48,11 @@ const float *fconv_conv2d_group_weights(const fconv_plan *plan, int64_t g, int64
     return scratch;
 }
 
-/* The output size from which the GEMMs stream it: as Winograd's and fft-cols'. Measured, 2
- * threads, streamed against not: 8 x 64 x 56^2 -> 256 1x1 (25.7 MB) 5.0 -> 4.2 ms, -> 64
- * 1.5 -> 1.08, 8 x 128 x 28^2 -> 512 4.6 -> 3.9-4.3. */
-#define GEMM_STREAM_BYTES (8.0 * 1024 * 1024)
-
+/* Measured, 2 threads, streamed against not: 8 x 64 x 56^2 -> 256 1x1 (25.7 MB) 5.0 -> 4.2
+ * ms, -> 64 1.5 -> 1.08, 8 x 128 x 28^2 -> 512 4.6 -> 3.9-4.3. */
 int fconv_conv2d_gemm_streams(const fconv_plan *plan, int64_t pixels) {
     const fconv_conv2d_desc *d = &plan->conv2d;
-    return 4.0 * (double)d->n * (double)d->k * (double)pixels >= GEMM_STREAM_BYTES && !d->has_bias &&
+    return 4.0 * (double)d->n * (double)d->k * (double)pixels >= FCONV_STREAM_OUTPUT_BYTES && !d->has_bias &&
            d->activation == FCONV_ACTIVATION_NONE && pixels % (int64_t)plan->kernels->lanes == 0;
 }
 

@@ -32,9 +32,6 @@
 #include "core/internal.h"
 #include "core/parallel.h"
 
-/* Outputs at least this large leave through non-temporal stores where y's rows are whole
- * vectors (as fft-rows'). */
-#define FFT_COLS_STREAM_BYTES (8.0 * 1024 * 1024)
 
 /* Widest strip of output floats: a thread's ring of n extended rows stays small. 2 threads,
  * 3 alternations against 8192: 2048^2 7x7 2.29 -> 2.08 ms, 4096^2 7x7 9.3 -> 8.6, 9x9 10.6 ->
@@ -139,7 +136,7 @@ static double fft_cols_cost(const fconv_plan *plan) {
     double work = outputs * fconv_fft_segment_seconds(l.n, f->kw, f->kh) / speed;
     double copied = (double)l.strips * (double)(l.bands * l.hop + l.slots * (l.n - l.hop)) * (double)l.row_stride;
     double out_bytes = (double)(plan->out_h * l.width) * sizeof(float);
-    work += copied * sizeof(float) / 40e9 + (out_bytes >= FFT_COLS_STREAM_BYTES ? 0.0 : out_bytes / 20e9);
+    work += copied * sizeof(float) / 40e9 + (out_bytes >= FCONV_STREAM_OUTPUT_BYTES ? 0.0 : out_bytes / 20e9);
     work += 1e-6 * (double)l.tasks;
     return work / (double)l.slots + 2e-6 + (l.slots > 1 ? 3e-6 : 0.0);
 }
@@ -323,7 +320,8 @@ static void fft_cols_execute(const fconv_plan *plan, const float *x, const float
     ctx.slots = ws + ctx.l.taps_bytes;
     ctx.pad = f->kw - 1 - plan->off_w;
     const size_t vector_bytes = (size_t)ctx.l.lanes * sizeof(float);
-    ctx.stream = (double)plan->out_h * (double)ctx.l.width * sizeof(float) >= FFT_COLS_STREAM_BYTES &&
+    /* large outputs leave through non-temporal stores where y's rows are whole vectors */
+    ctx.stream = (double)plan->out_h * (double)ctx.l.width * sizeof(float) >= FCONV_STREAM_OUTPUT_BYTES &&
                  (uintptr_t)y % vector_bytes == 0 && ctx.l.width % ctx.l.lanes == 0;
     fconv_parallel_1d((int)ctx.l.slots, (size_t)ctx.l.slots, fft_cols_slot, &ctx);
 }

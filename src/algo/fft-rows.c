@@ -34,10 +34,6 @@
 /* Tallest kernel: its KH spectra per thread stay within a few MB. */
 #define FFT_ROWS_MAX_KH 1024
 
-/* Outputs at least this large are written with non-temporal stores: rows come
- * out of the transforms in bursts, whose cache misses (read for ownership) stalled the
- * next row's work; 2048^2 7x7 ran 6.9 -> 5.7 ms on one thread (Zen 4 VM). */
-#define FFT_ROWS_STREAM_BYTES (8.0 * 1024 * 1024)
 
 /* Spectra a task keeps (KH rows x channels x its groups): within L2 beside the rows it
  * reads (a whole 2048-wide row's groups for 11x11; chunks of 2 groups measured slower). */
@@ -313,8 +309,11 @@ static void fft_rows_execute(const fconv_plan *plan, const float *x, const float
     }
     ctx.slots = ws + ctx.l.taps_bytes;
     ctx.pad = plan->filter.kw - 1 - plan->off_w;
+    /* Large outputs are written with non-temporal stores: rows come out of the transforms in
+     * bursts, whose cache misses (read for ownership) stalled the next row's work; 2048^2 7x7
+     * ran 6.9 -> 5.7 ms on one thread (Zen 4 VM). */
     ctx.stream = (double)plan->out_h * (double)plan->out_w * (double)plan->filter.channels * sizeof(float) >=
-                 FFT_ROWS_STREAM_BYTES;
+                 FCONV_STREAM_OUTPUT_BYTES;
     fconv_parallel_1d((int)ctx.l.slots, (size_t)ctx.l.slots, fft_rows_slot, &ctx);
 }
 

@@ -35,9 +35,6 @@
  * between tile blocks (half of it). */
 #define WINO_LLC_BYTES ((size_t)32 << 20)
 #define WINO_U_CACHED_BYTES (WINO_LLC_BYTES / 2)
-/* Outputs at least this large may be streamed (non-temporal stores, see geometry()): as
- * fft-rows' (algo/fft-rows.c); a smaller one stays cached for whoever reads it next. */
-#define WINO_STREAM_BYTES (8.0 * 1024 * 1024)
 
 /* The problem in conv2d form (filter2d: the lowered, border-extended planar image) and the
  * workspace layout:  [padded image][U][V x vm_workers][M x vm_workers][scratch x scratch_workers]. */
@@ -146,7 +143,7 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
          * 56-wide rows (3.5 vectors: every other row misaligned) and 28-wide ones lost 1-3%. */
         const size_t lanes = plan->kernels->lanes;
         g.stream = (double)g.n * (double)d->k * (double)g.out_h * (double)g.out_w * sizeof(float) >=
-                       WINO_STREAM_BYTES &&
+                       FCONV_STREAM_OUTPUT_BYTES &&
                    (size_t)g.out_w % lanes == 0 && (size_t)g.out_w >= 4 * lanes;
     } else { /* one image per channel, C = K = 1, output interleaved into y[OH][OW][CH] */
         g.n = plan->filter.channels;
@@ -720,8 +717,9 @@ static double wino_cost(const fconv_plan *plan, int m) {
          * (refitted 2026-11-25 on AVX-512, AVX2 taking the same form unmeasured; one thread,
          * perf samples by phase: 3 -> 64 channels on 224^2 ran its products at 33 G
          * multiply-adds/s, where 4 steps had modelled 22 and put the layer's estimate at 2.21
-         * ms against 1.84 measured, above im2col's; 64 -> 64: 51). The 7x7/2 stem (4 x 3 channels) on one thread had been 1.92 ms estimated, 1.5
-         * measured; implicit-gemm's 2.75 against 2.3. */
+         * ms against 1.84 measured, above im2col's; 64 -> 64: 51). The 7x7/2 stem (4 x 3
+         * channels) on one thread had been 1.92 ms estimated, 1.5 measured; implicit-gemm's
+         * 2.75 against 2.3. */
         double tw = (double)g.tiles_w;
         double in = (0.25e-9 + 1.5e-9 / tw + (simd_moves(m) ? 0.0 : 0.5e-9)) * cg;
         double out = (0.15e-9 + 0.5e-9 / tw) * kg;

@@ -164,6 +164,12 @@ static inline size_t fconv_caller_workspace_bytes(size_t algo_bytes) {
 /* Round up to a multiple of 64 (workspace sub-buffers start on cache lines). */
 static inline size_t fconv_round_up_64(size_t n) { return (n + 63) & ~(size_t)63; }
 
+/* Outputs at least this large leave through non-temporal stores where an algorithm can write
+ * them so (fft-rows, fft-cols, Winograd, the conv2d GEMMs): a smaller one stays cached for
+ * whoever reads it next; a larger one goes to memory anyway, plain stores reading every line
+ * in first and pushing the algorithm's own data out of the caches. */
+#define FCONV_STREAM_OUTPUT_BYTES (8.0 * 1024 * 1024)
+
 /* Orders this thread's non-temporal (streaming) stores before its later stores, such as the
  * barrier that ends a parallel region: a worker that streamed output calls it before it
  * returns, or another thread may read what is still in its write-combining buffers. */

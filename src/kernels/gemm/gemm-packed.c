@@ -211,6 +211,10 @@ static size_t k_step(size_t k) {
     return (kc + 7) / 8 * 8;
 }
 
+/* Whether C is written in one k step, and so may be streamed: accumulating the later steps
+ * would read a streamed C back from memory. */
+static int c_written_once(size_t k) { return k_step(k) >= k; }
+
 /* The largest job of a grid of n_blocks column blocks by `groups` row groups, in units of
  * one row x column x k multiply-add lane: its padded tile plus the packing it repeats (B
  * once per row group, A once per column chunk unless packed beforehand). */
@@ -242,9 +246,7 @@ static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a,
     const size_t slivers = (n + nr - 1) / nr, row_slivers = (m + mr - 1) / mr;
     if (n_blocks > slivers) n_blocks = slivers;
     if (groups > row_slivers) groups = row_slivers;
-    /* C is streamed only where it is written once (one k step): accumulating the later
-     * steps would read it back from memory. */
-    struct packed_ctx g = {kern, trans_a, trans_b, accumulate, stream && !accumulate && k_step(k) >= k,
+    struct packed_ctx g = {kern, trans_a, trans_b, accumulate, stream && !accumulate && c_written_once(k),
                            m, n, k, lda, ldb, ldc, k_step(k), n_blocks, groups, a, b, a_packed, c};
     fconv_parallel_1d(threads, groups * n_blocks, packed_job, &g);
 }
@@ -284,7 +286,7 @@ double fconv_gemm_prepacked_seconds(const struct fconv_kernels *kern, double m, 
                                                                                   : 6e9;
     const double rows = ceil(m / mr) * mr, cols = ceil(n / 8.0) * 8.0;
     const double products = 2.0 * rows * cols * k / rate;
-    if (c_write == FCONV_GEMM_C_STREAMED && k_step((size_t)k) < (size_t)k) c_write = FCONV_GEMM_C_COPIED;
+    if (c_write == FCONV_GEMM_C_STREAMED && !c_written_once((size_t)k)) c_write = FCONV_GEMM_C_COPIED;
     const double t = c_write == FCONV_GEMM_C_HIDDEN     ? products
                      : c_write == FCONV_GEMM_C_STREAMED ? fmax(products, 4.0 * m * n / 25e9)
                                                         : products + fconv_stream_seconds(4.0 * m * n);
