@@ -5,8 +5,8 @@
  * signals), every mode, border, stride, dilation, group. An algorithm that declines a
  * problem must say why, with FCONV_EUNSUPPORTED. Outputs are checked with the algorithm's
  * documented error bound (normalized error, DESIGN.md §4), guarded against writes past the
- * end, and must be identical with 1 and 2 threads. The workspace is allocated at exactly the reported size,
- * so AddressSanitizer catches an algorithm that under-reports it.
+ * end, and must be identical with 1 and 2 threads. The workspace is allocated at exactly
+ * the reported size, so AddressSanitizer catches an algorithm that under-reports it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
