@@ -4,6 +4,7 @@
  * variable (scalar|avx2|avx512; an unknown value or an ISA this machine cannot run falls
  * back to the best available, and fconv_isa_report() says so) and per plan by max_isa.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,7 +118,20 @@ static fconv_isa isa_from_name(const char *s) {
     return FCONV_ISA_AUTO;
 }
 
+/* The implicit-GEMM tile shape written into table t is its kernel's own: the driver tiles by
+ * the table's, so a kernel retuned alone would leave outputs unwritten (a trial with 6-pixel
+ * AVX-512 tiles did, and the tests caught it only as wrong sums). */
+#define ASSERT_TILE_SHAPE(t, isa) \
+    assert((t).implicit_gemm_px == fconv_implicit_gemm_px__##isa() && (t).implicit_gemm_nv == fconv_implicit_gemm_nv__##isa())
+
 static void init_isa(void) {
+    ASSERT_TILE_SHAPE(kernels_scalar, scalar);
+#ifdef FCONV_HAVE_AVX2_KERNELS
+    ASSERT_TILE_SHAPE(kernels_avx2, avx2);
+#endif
+#ifdef FCONV_HAVE_AVX512_KERNELS
+    ASSERT_TILE_SHAPE(kernels_avx512, avx512);
+#endif
     fconv_isa runnable = FCONV_ISA_SCALAR;
     char compiled_list[64] = "", runnable_list[64] = "";
     for (int i = FCONV_ISA_SCALAR; i <= FCONV_ISA_AVX512; i++) {
