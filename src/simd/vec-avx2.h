@@ -102,6 +102,14 @@ static inline vf vf_even2(vf a, vf b) {
     __m256 pairs = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), _MM_SHUFFLE(3, 1, 2, 0)));
 }
+/* Lanes s .. s + VF_LANES - 1 of the 2*VF_LANES floats lo:hi (0 <= s < VF_LANES, run time):
+ * what an unaligned load at lo's address + s would give, from two aligned ones. Each source
+ * permuted by the same indices (mod 8), the lanes past lo's end taken from hi's. */
+static inline vf vf_shift_pair(vf lo, vf hi, int s) {
+    const __m256i idx = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(s));
+    const __m256 from_hi = _mm256_castsi256_ps(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(7)));
+    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, idx), _mm256_permutevar8x32_ps(hi, idx), from_hi);
+}
 /* v moved down one lane, `next` into the top lane: [v1 .. v7, next]. */
 static inline vf vf_shift_in(vf v, float next) {
     const __m256i down = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);

@@ -69,6 +69,13 @@ static inline vf vf_even2(vf a, vf b) {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     return _mm512_permutex2var_ps(a, even, b);
 }
+/* Lanes s .. s + VF_LANES - 1 of the 2*VF_LANES floats lo:hi (0 <= s < VF_LANES, run time):
+ * what an unaligned load at lo's address + s would give, from two aligned ones. One
+ * two-source permute; the index vector depends on s only, so loops over v hoist it. */
+static inline vf vf_shift_pair(vf lo, vf hi, int s) {
+    const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    return _mm512_permutex2var_ps(lo, _mm512_add_epi32(lanes, _mm512_set1_epi32(s)), hi);
+}
 /* v moved down one lane, `next` into the top lane: [v1 .. v15, next]. */
 static inline vf vf_shift_in(vf v, float next) {
     return _mm512_castsi512_ps(

@@ -55,6 +55,12 @@ static inline vf vf_even2(vf a, vf b) {
     (void)b;
     return a;
 }
+/* Lanes s .. s + VF_LANES - 1 of lo:hi (see vec-avx2.h): with one lane s is 0. */
+static inline vf vf_shift_pair(vf lo, vf hi, int s) {
+    (void)hi;
+    (void)s;
+    return lo;
+}
 /* v moved down one lane, `next` into the top lane: with one lane, next. */
 static inline vf vf_shift_in(vf v, float next) {
     (void)v;

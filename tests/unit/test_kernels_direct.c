@@ -6,6 +6,7 @@
  * then the plan-level contract: max_isa caps the ISA, and direct results are bit-identical
  * for 1 and 2 threads on each ISA. ISAs the CPU lacks are reported as skipped, not failed.
  */
+#define _POSIX_C_SOURCE 200809L /* posix_memalign */
 #include <float.h>
 
 #include "core/dispatch.h"
@@ -155,6 +156,48 @@ static void test_filter_rows_all_isas(void) {
     }
 }
 
+/* The one-row kernel with STREAM against plain stores: the same bits. Input rows start at
+ * every offset from a 64-byte boundary and end where their heap buffers do, exactly as far
+ * as the contract lets the kernel read (under AddressSanitizer an aligned load past the end
+ * fails), with kernels up to and past the widths whose taps the streamed blocks cut from
+ * aligned vectors (kw <= lanes + 1, dist 1), strided taps, and outputs at varied alignments. */
+static void check_streamed_row(const struct fconv_kernels *k, size_t n, size_t kh, size_t kw, size_t dist,
+                               size_t offset) {
+    size_t xlen = n + (kw - 1) * dist;
+    float *x[3], *taps = malloc(sizeof(float) * kh * kw);
+    const float *xs[3], *ts[3];
+    for (size_t a = 0; a < kh; a++) {
+        void *buf = NULL;
+        CHECK(posix_memalign(&buf, 64, sizeof(float) * (offset + xlen)) == 0);
+        x[a] = buf;
+        test_fill_random(x[a] + offset, xlen);
+        xs[a] = x[a] + offset;
+        ts[a] = taps + a * kw;
+    }
+    test_fill_random(taps, kh * kw);
+    float *y = malloc(sizeof(float) * n), *ys_buf = malloc(sizeof(float) * (n + 16)), *ys = ys_buf + (offset * 7) % 16;
+    k->direct_rows(&y, 1, n, xs, ts, 1, 0, kh, kw, dist, 0);
+    k->direct_rows(&ys, 1, n, xs, ts, 1, 0, kh, kw, dist, FCONV_ROWS_STREAM);
+    CHECKF(memcmp(y, ys, sizeof(float) * n) == 0, "%s streamed row n=%zu kh=%zu kw=%zu dist=%zu: differs from plain stores",
+           k->name, n, kh, kw, dist);
+    for (size_t a = 0; a < kh; a++) free(x[a]);
+    free(taps);
+    free(y);
+    free(ys_buf);
+}
+
+static void test_streamed_row_all_isas(void) {
+    for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
+        const struct fconv_kernels *k = fconv_kernels_exact((fconv_isa)isa);
+        if (!k) continue; /* reported by test_kernel_all_isas */
+        for (size_t kw = 1; kw <= 19; kw++)
+            for (size_t offset = 0; offset < 16; offset++) {
+                size_t n = 5 * 128 + 16 * (size_t)test_rand_int(0, 8) + (size_t)test_rand_int(0, 15);
+                check_streamed_row(k, n, (size_t)test_rand_int(1, 3), kw, kw % 5 == 4 ? 2 : 1, offset);
+            }
+    }
+}
+
 /* max_isa caps the plan's ISA; AUTO gives the default one. */
 static void test_plan_isa(void) {
     fconv_filter2d_desc d = {.h = 20, .w = 40, .kh = 3, .kw = 3};
@@ -228,6 +271,7 @@ static void test_threads_bit_identical(void) {
 int main(void) {
     test_init();
     TEST(test_kernel_all_isas);
+    TEST(test_streamed_row_all_isas);
     TEST(test_filter_rows_all_isas);
     TEST(test_plan_isa);
     TEST(test_threads_bit_identical);

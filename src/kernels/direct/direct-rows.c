@@ -84,6 +84,57 @@ static ALWAYS_INLINE void rows_block(const struct rows_args *r, const int nk, co
         }
 }
 
+/* A streamed row reads its input from memory once, and there the vector loads at x + e + b,
+ * most of which straddle two cache lines, held the stream back: 10^8 x 3 on 2 threads (Zen 5,
+ * AVX-512) ran at ~45 GB/s where an aligned copy moves ~60. Where the taps are neighbours
+ * (dist 1) and few enough that every tap's vector lies within two aligned ones (kw <=
+ * VF_LANES + 1), a block of one row loads its input as aligned vectors, once per kernel row,
+ * and cuts each tap's vector from two of them (vf_shift_pair): the same floats in the same
+ * order, so the same bits as rows_block. 7 alternated rounds, 10^8 x 3 on 2 threads: 17.2-17.4
+ * -> 14.4-14.6 ms in the VM's quiet spells (the bound at 60 GB/s: 13.4). AVX-512 only: AVX2's
+ * 32-byte loads straddle half as often, and its 16 registers cannot hold the block's 8
+ * accumulators and 10 input vectors (15.5 -> 16.9 ms with it). */
+#define SHIFTED_ROWS (VF_LANES == 16)
+#define SHIFTED_ROW_VECTORS (NV_ONE + 2)
+
+/* Whether block e of a one-row call can take row_block_shifted: kw and dist allow it, and
+ * the aligned vectors it loads lie within what the contract lets the kernel read of every
+ * input row (x_rows[a][0 .. n - 1 + kw - 1]), so no load reaches past the caller's data. */
+static ALWAYS_INLINE int row_block_shifts(const struct rows_args *r, size_t n, size_t e) {
+    if (!SHIFTED_ROWS || r->dist != 1 || r->kw > (size_t)VF_LANES + 1) return 0;
+    for (size_t a = 0; a < r->kh; a++) {
+        const uintptr_t row = (uintptr_t)r->x_rows[a], at = row + e * sizeof(float);
+        if (row % sizeof(float)) return 0;
+        const uintptr_t base = at - at % (VF_LANES * sizeof(float));
+        if (base < row || base + SHIFTED_ROW_VECTORS * VF_LANES * sizeof(float) > row + (n + r->kw - 1) * sizeof(float))
+            return 0;
+    }
+    return 1;
+}
+
+/* rows_block for nk = 1, NV_ONE whole vectors, streamed, where row_block_shifts allows. */
+static ALWAYS_INLINE void row_block_shifted(const struct rows_args *r, size_t e) {
+    vf acc[NV_ONE];
+    for (int v = 0; v < NV_ONE; v++) acc[v] = vf_zero();
+    for (size_t a = 0; a < r->kh; a++) {
+        const float *xa = r->x_rows[a] + e, *ta = r->tap_rows[a];
+        const int mis = (int)((uintptr_t)xa / sizeof(float) % VF_LANES);
+        const float *base = xa - mis;
+        vf xv[SHIFTED_ROW_VECTORS];
+        for (int v = 0; v < SHIFTED_ROW_VECTORS; v++) xv[v] = vf_load(base + (size_t)v * VF_LANES);
+        for (size_t b = 0; b < r->kw; b++) {
+            const vf t = vf_set1(ta[(ptrdiff_t)b * r->tap_step]);
+            const int s = mis + (int)b; /* tap b's vector v starts s floats into xv[v] */
+            if (s < VF_LANES)
+                for (int v = 0; v < NV_ONE; v++) acc[v] = vf_fma(t, vf_shift_pair(xv[v], xv[v + 1], s), acc[v]);
+            else
+                for (int v = 0; v < NV_ONE; v++)
+                    acc[v] = vf_fma(t, vf_shift_pair(xv[v + 1], xv[v + 2], s - VF_LANES), acc[v]);
+        }
+    }
+    for (int v = 0; v < NV_ONE; v++) vf_stream(r->y[0] + e + (size_t)v * VF_LANES, acc[v]);
+}
+
 /* Every column of nk rows: wide blocks, then pairs and single vectors, then the last few
  * columns. With stream (one row), a head of partial vectors first so the wide blocks store
  * aligned. The last columns, where the row is at least a vector long and y is written (not
@@ -102,7 +153,10 @@ static ALWAYS_INLINE void rows_all(const struct rows_args *r, const int nk, cons
     size_t head = stream ? vf_head_to_alignment(r->y[0], n) : n;
     if (head < n) {
         if (head) rows_block(r, nk, 1, 0, head, 0); /* one partial vector */
-        for (e = head; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) rows_block(r, nk, nv, e, 0, 1);
+        for (e = head; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) {
+            if (nk == 1 && nv == NV_ONE && row_block_shifts(r, n, e)) row_block_shifted(r, e);
+            else rows_block(r, nk, nv, e, 0, 1);
+        }
         vf_stream_fence();
     }
     for (; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) rows_block(r, nk, nv, e, 0, 0);
