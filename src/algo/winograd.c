@@ -35,6 +35,10 @@
  * between tile blocks (half of it). */
 #define WINO_LLC_BYTES ((size_t)32 << 20)
 #define WINO_U_CACHED_BYTES (WINO_LLC_BYTES / 2)
+/* Transformed weights this small stay in each core's L2 (1 MiB) while a worker runs its own
+ * units in block mode, so block mode costs the threads nothing the phase split would save
+ * (see geometry). */
+#define WINO_U_PRIVATE_BYTES ((size_t)1 << 20)
 
 /* The problem in conv2d form (filter2d: the lowered, border-extended planar image) and the
  * workspace layout:  [padded image][U][V x vm_workers][M x vm_workers][scratch x scratch_workers]. */
@@ -191,11 +195,18 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
     g.units = (size_t)g.groups * g.blocks;
 
     /* Whole units per worker when they share out evenly enough; otherwise every phase of
-     * each unit is split across the threads. Either way the arithmetic is the same. */
+     * each unit is split across the threads. Either way the arithmetic is the same. The
+     * phase split costs three parallel regions per unit and has both threads read every V
+     * and M, but it shares U out (the products split by ξν): worth it where U is large and the
+     * units few or uneven. Where U fits a core's L2, block mode with shares within 10% wins
+     * even for an odd unit count (2 threads, Zen 5, 5 alternated rounds: 1x64x56x56 -> 64,
+     * 3 units of 96, 96 and 4 tiles, 0.49 -> 0.36 ms); with U of 4.7-38 MB (ResNet's 128 ->
+     * 256 on 56^2 up to 8 x 512 on 28^2) it was 1-10% slower there. */
     size_t threads = plan->threads > 0 ? (size_t)plan->threads : 1;
+    const int balanced = busiest_worker_tiles(&g, threads) * 10 <= g.tiles * (size_t)g.groups * 11 / threads;
+    const size_t u_bytes = a2 * (size_t)g.groups * g.kgp * cg * sizeof(float);
     g.block_mode = threads == 1 || g.units >= 4 * threads ||
-                   (g.units % threads == 0 &&
-                    busiest_worker_tiles(&g, threads) * 10 <= g.tiles * (size_t)g.groups * 11 / threads);
+                   (balanced && (g.units % threads == 0 || u_bytes <= WINO_U_PRIVATE_BYTES));
     g.workers = g.block_mode ? (g.units < threads ? g.units : threads) : threads;
     g.vm_workers = g.block_mode ? g.workers : 1;
 
