@@ -26,9 +26,11 @@
 #define DIRECT_K_BLOCK 8
 #define DIRECT_P_BLOCK 4
 /* Output channels per task where each output row takes one whole-row call per four channels
- * (whole_rows): nothing accumulates in y, and a larger block shares each row's strip copy
- * among more calls (2 threads, 3 -> 64 on 224^2: 16 channels 0.77-0.96 ms, 8 0.88-1.05). */
-#define DIRECT_K_BLOCK_WHOLE_ROWS 16
+ * (whole_rows): nothing accumulates in y, so y need not stay in L1, and a larger block
+ * shares the task's strip among more calls. 2 threads, Zen 5, 3 -> 64 on 224^2, 7 alternated
+ * rounds: 8 channels 0.62 ms, 16 0.65, 32 0.72, 64 0.536-0.543; 8 x 3 x 224^2: 16 5.26-5.38,
+ * 64 4.65-5.08. */
+#define DIRECT_K_BLOCK_WHOLE_ROWS 64
 
 struct conv2d_ctx {
     const fconv_plan *plan;
@@ -193,6 +195,53 @@ static void filter_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g,
     }
 }
 
+/* The input rows a task's output rows [p0, p1) read per channel: (p1 - p0 - 1) * stride_h +
+ * (R - 1) * dilation_h + 1 at most. */
+static int64_t whole_rows_span(const fconv_conv2d_desc *d, int64_t out_rows) {
+    return (out_rows - 1) * d->stride_h + (d->r - 1) * d->dilation_h + 1;
+}
+
+/* Output rows [p0, p1) of channels [k0, k1) over all Q columns (whole_rows): the input rows
+ * they read inside the image copied once, zero-padded on both sides, into a stack strip that
+ * every output row and every four channels then read in place, one kernel call each (the
+ * layer's (c, r) rows fit one call, so y is written, never accumulated). Each output sums
+ * its (c, r, s) taps in sum_columns' order, the padding's zeros included, as the edge strips
+ * gave them: the same bits. */
+static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p0, int64_t p1,
+                            int64_t k0, int64_t k1) {
+    const fconv_conv2d_desc *d = &ctx->plan->conv2d;
+    const int64_t Q = ctx->plan->out_w, cg = d->c / d->groups, width = Q + (d->s - 1) * d->dilation_w;
+    const int64_t span = whole_rows_span(d, p1 - p0), top = p0 * d->stride_h - d->pad_top;
+    const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
+    float *yn = ctx->y + n * d->k * ctx->plan->out_h * Q;
+    float strip[EDGE_STRIP_FLOATS];
+    /* strip row (c, i) = input row top + i of channel c, where it lies inside the image */
+    const int64_t lo = fconv_direct_min(d->pad_left, width), hi = fconv_direct_max(fconv_direct_min(d->w + d->pad_left, width), lo);
+    for (int64_t c = 0; c < cg; c++)
+        for (int64_t i = 0; i < span; i++) {
+            const int64_t ih = top + i;
+            if (ih < 0 || ih >= d->h) continue;
+            float *srow = strip + (c * span + i) * width;
+            memset(srow, 0, (size_t)lo * sizeof(float));
+            memcpy(srow + lo, xg + (c * d->h + ih) * d->w + (lo - d->pad_left), (size_t)(hi - lo) * sizeof(float));
+            memset(srow + hi, 0, (size_t)(width - hi) * sizeof(float));
+        }
+    for (int64_t p = p0; p < p1; p++) {
+        const float *xs[ROWS_PER_CALL];
+        int64_t cs[ROWS_PER_CALL], rs[ROWS_PER_CALL];
+        size_t nrows = 0;
+        for (int64_t c = 0; c < cg; c++)
+            for (int64_t r = 0; r < d->r; r++) {
+                const int64_t i = (p - p0) * d->stride_h + r * d->dilation_h;
+                if (top + i < 0 || top + i >= d->h) continue; /* a padding row: contributes zero */
+                xs[nrows] = strip + (c * span + i) * width;
+                cs[nrows] = c;
+                rs[nrows++] = r;
+            }
+        if (nrows) rows_call(ctx, yn, p, k0, k1, 0, Q, xs, cs, rs, nrows, 0); /* else conv2d_task zeroes it */
+    }
+}
+
 /* i = (n * groups + g) * k_blocks + kb; j = the row block. */
 static void conv2d_task(const void *vctx, size_t i, size_t j) {
     const struct conv2d_ctx *ctx = vctx;
@@ -207,6 +256,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * P * Q;
     const int rows_kernel = few_channel_rows(ctx, p0, p1);
+    if (ctx->whole_rows) whole_row_block(ctx, n, g, p0, p1, k0, k1);
 
     for (int64_t p = p0; p < p1; p++) {
         int rows_inside = 0; /* does any kernel row read inside the image? */
@@ -225,8 +275,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
             for (int64_t q = 0; q < Q; q++) yrow[q] = 0.0f;
         }
         if (stride1 && ctx->whole_rows) {
-            float strip[EDGE_STRIP_FLOATS];
-            sum_columns(ctx, n, g, p, k0, k1, 0, Q, strip, Q + (d->s - 1) * d->dilation_w);
+            /* computed with the block's other rows, before this loop */
         } else if (stride1) {
             int64_t qa = fconv_direct_min(d->pad_left, Q);
             int64_t qb = fconv_direct_min(fconv_direct_max(d->w + d->pad_left - (d->s - 1) * d->dilation_w, qa), Q);
@@ -277,19 +326,21 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
     }
 }
 
-/* Whether every output row of this stride-1 layer runs as one kernel call per four output
- * channels over all Q columns, from a strip holding its (c, r) input rows zero-padded on
- * both sides (sum_columns with strip): the layer's (c, r) rows fit one call and their strip
- * the stack, and the few-channel path does not take it. Otherwise the interior columns read
- * the input in place and the columns next to the padding go through small strips, each
- * edge a one-vector block whose four chains of multiply-adds wait on their latency; with
- * few input channels those edges and their strips were a third of the time (3 -> 64 on
- * 224^2, 1 thread: 1.77-2.6 -> 1.40-1.69 ms; with 16-channel tasks, 2 threads, 7 alternated
- * rounds: 1.20-1.50 -> 0.77-0.96 ms). */
+/* Whether every output row of this layer (stride 1 along rows) runs as one kernel call per
+ * four output channels over all Q columns, from the task's strip of zero-padded input rows
+ * (whole_row_block): the layer's (c, r) rows fit one call, the task's rows fit the stack
+ * strip, and the few-channel path does not take it. Otherwise the interior columns read the
+ * input in place and the columns next to the padding go through small strips, each edge a
+ * one-vector block whose four chains of multiply-adds wait on their latency; with few input
+ * channels those edges and their strips were a third of the time. 2 threads, Zen 5,
+ * alternated rounds, before -> after (with 64-channel tasks): 3 -> 64 on 224^2 1.20-1.50 ->
+ * 0.54 ms, batch 8 7.6-8.8 -> 4.7-5.1, 3 -> 128 on 56^2 0.24 -> 0.10, 2 x 4 -> 64 5x5 on
+ * 64^2 0.83 -> 0.31; 16 -> 32 on 112^2 (48 rows a call) unchanged. */
 static int whole_rows(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
-    const int64_t rows = d->c / d->groups * d->r, width = plan->out_w + (d->s - 1) * d->dilation_w;
-    return d->stride_w == 1 && d->k / d->groups >= 4 && rows <= ROWS_PER_CALL && rows * width <= EDGE_STRIP_FLOATS;
+    const int64_t cg = d->c / d->groups, width = plan->out_w + (d->s - 1) * d->dilation_w;
+    const int64_t strip_rows = cg * whole_rows_span(d, fconv_direct_min(DIRECT_P_BLOCK, plan->out_h));
+    return d->stride_w == 1 && d->k / d->groups >= 4 && cg * d->r <= ROWS_PER_CALL && strip_rows <= EDGE_STRIP_FLOATS / width;
 }
 
 void fconv_direct_conv2d(const fconv_plan *plan, const float *x, const float *w, const float *bias,

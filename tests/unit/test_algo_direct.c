@@ -139,6 +139,28 @@ static void test_conv2d_blocking(void) {
                                     .has_bias = 1});
 }
 
+/* Layers whose output rows run whole from a task's strip of zero-padded input rows
+ * (direct-conv2d.c's whole_rows: few input channels, stride 1 along rows): more output
+ * channels than one 64-channel task block with a remainder of two, batch, bias and ReLU;
+ * stride and dilation down the columns with dilation along them and asymmetric padding;
+ * output rows whose kernel rows all lie in the padding; groups; and rows as wide as the
+ * stack strip holds (450 columns) and one past it (the edge-strip path). */
+static void test_whole_rows(void) {
+    conv2d_case((fconv_conv2d_desc){.n = 2, .c = 3, .h = 40, .w = 37, .k = 70, .r = 3, .s = 3, .pad_top = 1,
+                                    .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
+                                    .activation = FCONV_ACTIVATION_RELU});
+    conv2d_case((fconv_conv2d_desc){.c = 2, .h = 23, .w = 29, .k = 6, .r = 3, .s = 4, .stride_h = 2,
+                                    .dilation_h = 2, .dilation_w = 3, .pad_top = 0, .pad_left = 4,
+                                    .pad_bottom = 5, .pad_right = 2});
+    conv2d_case((fconv_conv2d_desc){.c = 1, .h = 6, .w = 20, .k = 4, .r = 3, .s = 3, .pad_top = 5,
+                                    .pad_left = 1, .pad_bottom = 5, .pad_right = 1, .has_bias = 1});
+    conv2d_case((fconv_conv2d_desc){.c = 6, .h = 11, .w = 50, .k = 8, .r = 3, .s = 3, .pad_top = 1,
+                                    .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .groups = 2});
+    for (int64_t w = 450; w <= 451; w++)
+        conv2d_case((fconv_conv2d_desc){.c = 3, .h = 9, .w = w, .k = 8, .r = 3, .s = 3, .pad_top = 1,
+                                        .pad_left = 1, .pad_bottom = 1, .pad_right = 1});
+}
+
 /* Few output channels per group (direct-conv2d.c's filter_row_block: filter2d's kernel,
  * channel by channel) against the four-channel row kernel: output channel 0 of a layer with
  * four output channels per group, the first having the few-channel layer's weights, must
@@ -198,6 +220,7 @@ int main(void) {
     TEST(test_kernel_larger_than_image);
     TEST(test_conv1d);
     TEST(test_conv2d_blocking);
+    TEST(test_whole_rows);
     TEST(test_few_channels);
     return test_finish();
 }
