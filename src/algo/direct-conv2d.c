@@ -26,7 +26,7 @@
 #define DIRECT_K_BLOCK 8
 #define DIRECT_P_BLOCK 4
 /* Output channels per task where each output row takes one whole-row call per four channels
- * (whole_rows): nothing accumulates in y, so y need not stay in L1, and a larger block
+ * (fconv_direct_conv2d_whole_rows): nothing accumulates in y, so y need not stay in L1, and a larger block
  * shares the task's strip among more calls. 2 threads, Zen 5, 3 -> 64 on 224^2, 7 alternated
  * rounds: 8 channels 0.62 ms, 16 0.65, 32 0.72, 64 0.536-0.543; 8 x 3 x 224^2: 16 5.26-5.38,
  * 64 4.65-5.08. */
@@ -38,7 +38,7 @@ struct conv2d_ctx {
     float *y;
     int64_t k_block;  /* output channels per task */
     int64_t k_blocks; /* per group */
-    int whole_rows;   /* stride 1, every output row as one call per four channels (whole_rows()) */
+    int whole_rows;   /* every output row as one call per four channels (fconv_direct_conv2d_whole_rows) */
     int64_t p_blocks;
     struct fconv_direct_axis axis;
 };
@@ -336,7 +336,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
  * alternated rounds, before -> after (with 64-channel tasks): 3 -> 64 on 224^2 1.20-1.50 ->
  * 0.54 ms, batch 8 7.6-8.8 -> 4.7-5.1, 3 -> 128 on 56^2 0.24 -> 0.10, 2 x 4 -> 64 5x5 on
  * 64^2 0.83 -> 0.31; 16 -> 32 on 112^2 (48 rows a call) unchanged. */
-static int whole_rows(const fconv_plan *plan) {
+int fconv_direct_conv2d_whole_rows(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     const int64_t cg = d->c / d->groups, width = plan->out_w + (d->s - 1) * d->dilation_w;
     const int64_t strip_rows = cg * whole_rows_span(d, fconv_direct_min(DIRECT_P_BLOCK, plan->out_h));
@@ -347,7 +347,7 @@ void fconv_direct_conv2d(const fconv_plan *plan, const float *x, const float *w,
                          float *y) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     int64_t kg = d->k / d->groups;
-    const int whole = whole_rows(plan);
+    const int whole = fconv_direct_conv2d_whole_rows(plan);
     const int64_t k_block = whole ? DIRECT_K_BLOCK_WHOLE_ROWS : DIRECT_K_BLOCK;
     struct conv2d_ctx ctx = {
         .plan = plan, .x = x, .w = w, .bias = d->has_bias ? bias : NULL, .y = y,

@@ -36,7 +36,17 @@ static double direct_cost(const fconv_plan *plan) {
             rate = 3e9; /* strided loads, one tap per pass */
         else if (d->s == 1)
             rate = kg >= 4 ? 6e9 : 3e9;
-        else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && (d->c / d->groups) * d->r <= 64) {
+        else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && fconv_direct_conv2d_whole_rows(plan)) {
+            /* Whole rows from a task's strip, up to 64 output channels sharing it: measured on
+             * the Zen 5 VM (2 threads, 3 -> 64 on 224^2, 3 -> 16 on 512^2, 4 -> 32 on 128^2) at
+             * 63-82 G/s per thread with AVX-512, 48 with AVX2. The other rates here and the
+             * other algorithms' were fitted on the Zen 4 VM, whose AVX-512 FMAs run at half
+             * Zen 5's rate; set against those algorithms' estimates as the measured times
+             * compare on Zen 5 (direct 0.54 ms, winograd-4x4 0.89, im2col 0.90 on 3 -> 64;
+             * their estimates 1.0 and 1.05 ms), these read 65 and 45 G/s. */
+            rate = fconv_plan_isa(plan) >= FCONV_ISA_AVX512 ? 65e9 : 45e9;
+            channels_per_setup = 4.0;
+        } else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && (d->c / d->groups) * d->r <= 64) {
             /* Few channels: every (c, r) row of an output row in one SIMD kernel call for
              * four output channels, the output read and written once. Measured (2 threads,
              * AVX2): 3->1 channels 1024² 3x3 1.03 ms (~14 G/s per thread), 3->16 512², 3->64

@@ -18,6 +18,9 @@
 void fconv_direct_conv2d(const fconv_plan *plan, const float *x, const float *w, const float *bias,
                          float *y);
 void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w, float *y);
+/* Whether fconv_direct_conv2d runs every output row of this layer whole, from a task's strip
+ * of zero-padded input rows (few input channels; direct-conv2d.c), for the cost model. */
+int fconv_direct_conv2d_whole_rows(const fconv_plan *plan);
 
 /* One axis of a row correlation: output column q reads input column
  * q*stride - pad + s*dilation for tap s in [0, taps). */
