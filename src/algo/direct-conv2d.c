@@ -9,6 +9,8 @@
  * fewer than four output channels per group there is no load to share between channels, so
  * the interior of a block of rows goes through filter2d's kernel instead, which shares each
  * input row between the output rows it feeds (filter_row_block).
+ * Layers with few input channels (all their (c, r) rows in one call) run every output row
+ * whole instead, from a task's strip of zero-padded input rows (whole_row_block).
  * Zero padding is skipped, never read: kernel rows above/below the input are left out and
  * (other strides) each tap only touches the columns it reads inside the input
  * (fconv_direct_rows_strided).
@@ -26,8 +28,8 @@
 #define DIRECT_K_BLOCK 8
 #define DIRECT_P_BLOCK 4
 /* Output channels per task where each output row takes one whole-row call per four channels
- * (fconv_direct_conv2d_whole_rows): nothing accumulates in y, so y need not stay in L1, and a larger block
- * shares the task's strip among more calls. 2 threads, Zen 5, 3 -> 64 on 224^2, 7 alternated
+ * (fconv_direct_conv2d_whole_rows): nothing accumulates in y, so y need not stay in L1, and
+ * a larger block shares the task's strip among more calls. 2 threads, Zen 5, 3 -> 64 on 224^2, 7 alternated
  * rounds: 8 channels 0.62 ms, 16 0.65, 32 0.72, 64 0.536-0.543; 8 x 3 x 224^2: 16 5.26-5.38,
  * 64 4.65-5.08. */
 #define DIRECT_K_BLOCK_WHOLE_ROWS 64
@@ -201,7 +203,7 @@ static int64_t whole_rows_span(const fconv_conv2d_desc *d, int64_t out_rows) {
     return (out_rows - 1) * d->stride_h + (d->r - 1) * d->dilation_h + 1;
 }
 
-/* Output rows [p0, p1) of channels [k0, k1) over all Q columns (whole_rows): the input rows
+/* Output rows [p0, p1) of channels [k0, k1) over all Q columns (fconv_direct_conv2d_whole_rows): the input rows
  * they read inside the image copied once, zero-padded on both sides, into a stack strip that
  * every output row and every four channels then read in place, one kernel call each (the
  * layer's (c, r) rows fit one call, so y is written, never accumulated). Each output sums
@@ -215,15 +217,18 @@ static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, 
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * ctx->plan->out_h * Q;
     float strip[EDGE_STRIP_FLOATS];
-    /* strip row (c, i) = input row top + i of channel c, where it lies inside the image */
-    const int64_t lo = fconv_direct_min(d->pad_left, width), hi = fconv_direct_max(fconv_direct_min(d->w + d->pad_left, width), lo);
+    /* strip row (c, i) = input row top + i of channel c, where it lies inside the image;
+     * its columns [lo, hi) hold the input's, the others the padding's zeros */
+    const int64_t lo = fconv_direct_min(d->pad_left, width);
+    const int64_t hi = fconv_direct_max(fconv_direct_min(d->w + d->pad_left, width), lo);
     for (int64_t c = 0; c < cg; c++)
         for (int64_t i = 0; i < span; i++) {
             const int64_t ih = top + i;
             if (ih < 0 || ih >= d->h) continue;
             float *srow = strip + (c * span + i) * width;
             memset(srow, 0, (size_t)lo * sizeof(float));
-            memcpy(srow + lo, xg + (c * d->h + ih) * d->w + (lo - d->pad_left), (size_t)(hi - lo) * sizeof(float));
+            memcpy(srow + lo, xg + (c * d->h + ih) * d->w + (lo - d->pad_left),
+                   (size_t)(hi - lo) * sizeof(float));
             memset(srow + hi, 0, (size_t)(width - hi) * sizeof(float));
         }
     for (int64_t p = p0; p < p1; p++) {
@@ -274,9 +279,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
             float *yrow = yn + (k * P + p) * Q;
             for (int64_t q = 0; q < Q; q++) yrow[q] = 0.0f;
         }
-        if (stride1 && ctx->whole_rows) {
-            /* computed with the block's other rows, before this loop */
-        } else if (stride1) {
+        if (stride1 && !ctx->whole_rows) { /* (whole rows: written by whole_row_block above) */
             int64_t qa = fconv_direct_min(d->pad_left, Q);
             int64_t qb = fconv_direct_min(fconv_direct_max(d->w + d->pad_left - (d->s - 1) * d->dilation_w, qa), Q);
             if (qa >= qb) qa = qb = Q; /* no interior: the edge loop takes every column */
@@ -340,7 +343,8 @@ int fconv_direct_conv2d_whole_rows(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     const int64_t cg = d->c / d->groups, width = plan->out_w + (d->s - 1) * d->dilation_w;
     const int64_t strip_rows = cg * whole_rows_span(d, fconv_direct_min(DIRECT_P_BLOCK, plan->out_h));
-    return d->stride_w == 1 && d->k / d->groups >= 4 && cg * d->r <= ROWS_PER_CALL && strip_rows <= EDGE_STRIP_FLOATS / width;
+    return d->stride_w == 1 && d->k / d->groups >= 4 && cg * d->r <= ROWS_PER_CALL &&
+           strip_rows <= EDGE_STRIP_FLOATS / width;
 }
 
 void fconv_direct_conv2d(const fconv_plan *plan, const float *x, const float *w, const float *bias,
