@@ -54,6 +54,14 @@ struct conv2d_ctx {
 /* Floats of the stack strip the edge columns are computed from (32 KiB). */
 #define EDGE_STRIP_FLOATS 8192
 
+/* Floats of each thread's strip for whole rows (256 KiB, in L2; thread-local rather than on
+ * the stack, whose size a caller's threads choose): 3 channels x 6 rows of 3000 columns. The
+ * 32 KiB stack strip had held rows up to 450 columns; past it, 2 threads, Zen 5, 3 alternated
+ * rounds: 3 -> 16 on 512^2 0.91-0.94 -> 0.72-0.73 ms, 3 -> 32 on 1024^2 8.0-8.8 -> 6.3-6.9,
+ * 4 -> 64 5x5 on 512^2 10.9-13.6 -> 8.8-10.1. */
+#define WHOLE_STRIP_FLOATS ((int64_t)1 << 16)
+static _Thread_local _Alignas(64) float whole_strip[WHOLE_STRIP_FLOATS];
+
 /* y (+)= nrows input rows (row rs[i] of channel cs[i] each) for channels [k0, k1), columns
  * [q0, q1): the same rows serve every group of four channels. flags: the kernel's. */
 static void rows_call(const struct conv2d_ctx *ctx, float *yn, int64_t p, int64_t k0, int64_t k1, int64_t q0,
@@ -203,10 +211,10 @@ static int64_t whole_rows_span(const fconv_conv2d_desc *d, int64_t out_rows) {
     return (out_rows - 1) * d->stride_h + (d->r - 1) * d->dilation_h + 1;
 }
 
-/* Output rows [p0, p1) of channels [k0, k1) over all Q columns (fconv_direct_conv2d_whole_rows): the input rows
- * they read inside the image copied once, zero-padded on both sides, into a stack strip that
- * every output row and every four channels then read in place, one kernel call each (the
- * layer's (c, r) rows fit one call, so y is written, never accumulated). Each output sums
+/* Output rows [p0, p1) of channels [k0, k1) over all Q columns (fconv_direct_conv2d_whole_rows):
+ * the input rows they read inside the image copied once, zero-padded on both sides, into the
+ * thread's strip that every output row and every four channels then read in place, one kernel
+ * call each (the layer's (c, r) rows fit one call, so y is written, never accumulated). Each output sums
  * its (c, r, s) taps in sum_columns' order, the padding's zeros included, as the edge strips
  * gave them: the same bits. */
 static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p0, int64_t p1,
@@ -216,7 +224,7 @@ static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, 
     const int64_t span = whole_rows_span(d, p1 - p0), top = p0 * d->stride_h - d->pad_top;
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * ctx->plan->out_h * Q;
-    float strip[EDGE_STRIP_FLOATS];
+    float *strip = whole_strip;
     /* strip row (c, i) = input row top + i of channel c, where it lies inside the image;
      * its columns [lo, hi) hold the input's, the others the padding's zeros */
     const int64_t lo = fconv_direct_min(d->pad_left, width);
@@ -331,7 +339,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
 
 /* Whether every output row of this layer (stride 1 along rows) runs as one kernel call per
  * four output channels over all Q columns, from the task's strip of zero-padded input rows
- * (whole_row_block): the layer's (c, r) rows fit one call, the task's rows fit the stack
+ * (whole_row_block): the layer's (c, r) rows fit one call, the task's rows fit the thread's
  * strip, and the few-channel path does not take it. Otherwise the interior columns read the
  * input in place and the columns next to the padding go through small strips, each edge a
  * one-vector block whose four chains of multiply-adds wait on their latency; with few input
@@ -344,7 +352,7 @@ int fconv_direct_conv2d_whole_rows(const fconv_plan *plan) {
     const int64_t cg = d->c / d->groups, width = plan->out_w + (d->s - 1) * d->dilation_w;
     const int64_t strip_rows = cg * whole_rows_span(d, fconv_direct_min(DIRECT_P_BLOCK, plan->out_h));
     return d->stride_w == 1 && d->k / d->groups >= 4 && cg * d->r <= ROWS_PER_CALL &&
-           strip_rows <= EDGE_STRIP_FLOATS / width;
+           strip_rows <= WHOLE_STRIP_FLOATS / width;
 }
 
 void fconv_direct_conv2d(const fconv_plan *plan, const float *x, const float *w, const float *bias,
