@@ -57,6 +57,11 @@ int bench_one(const struct bench_args *a, fconv_algo algo, const float *x, const
  * CLI_EXIT_OK, or CLI_EXIT_FAILURE with the message printed. */
 int bench_make_data(const struct bench_args *a, float **x, float **w, float **y, double *macs);
 
+/* The weights bench_make_data would make for a's problem, alone (into *w, malloc'd; the
+ * caller frees it): what a plan-time choice needs. CLI_EXIT_OK, or CLI_EXIT_FAILURE with the
+ * message printed. */
+int bench_make_weights(const struct bench_args *a, float **w);
+
 /* One line naming the problem ("filter 512x512x1, kernel 3x3, ..."). */
 void bench_describe_problem(const struct bench_args *a, char *buf, size_t n);
 

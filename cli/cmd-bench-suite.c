@@ -2,7 +2,9 @@
  * cmd-bench-suite.c — `fastconv bench suite [--quick]`: every shape of the suite
  * (bench-shapes.c) x every CPU algorithm and AUTO x 1 and all threads. A progress line per
  * problem on stderr; on stdout a table (best algorithm, AUTO's choice and how far it is from
- * the best, with a summary), or one CSV/JSON row per (shape, threads, algorithm).
+ * the best, with a summary), or one CSV/JSON row per (shape, threads, algorithm). With
+ * --plan-only nothing runs: a line per (shape, threads) with AUTO's choice and why, as
+ * `bench` would plan it (plan-time weights), to review a cost-model change shape by shape.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
@@ -20,7 +22,7 @@
 
 static const char suite_help[] =
     "usage: fastconv bench suite [--quick] [--group G] [--threads N,...] [--reps R]\n"
-    "                            [--csv | --json | --list]\n"
+    "                            [--csv | --json | --list | --plan-only]\n"
     "Time every CPU algorithm and AUTO on the suite's shapes (images 512^2..4096^2 x kernels\n"
     "3..31, RGB, 1D 10^3..10^8, CNN 16x16 layers, ResNet-50 and VGG-16 at batch 1 and 8,\n"
     "few-channel layers, the seed-004 filter), with 1 and all threads.\n"
@@ -31,24 +33,27 @@ static const char suite_help[] =
     "  --reps R       timed executions per algorithm after a 0.3 s warm-up (default 7; 3 with --quick)\n"
     "  --csv, --json  one row per shape, thread count and algorithm instead of the table\n"
     "  --list         print the shapes (group, then `fastconv bench` arguments) and exit\n"
+    "  --plan-only    time nothing: per shape and thread count, AUTO's choice and its reason\n"
+    "                 (group, arguments, threads, algorithm, reason; tab-separated)\n"
     "Progress goes to stderr. The reference is not timed (it is the oracle).\n";
 
 enum format { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON };
 
 struct suite_opts {
-    int quick, reps, list;
+    int quick, reps, list, plan_only;
     enum format format;
     const char *group;
     int threads[8], nthreads;
 };
 
 static int parse_suite_args(int argc, char **argv, struct suite_opts *o) {
-    enum { OPT_QUICK = 256, OPT_GROUP, OPT_THREADS, OPT_REPS, OPT_CSV, OPT_JSON, OPT_LIST };
+    enum { OPT_QUICK = 256, OPT_GROUP, OPT_THREADS, OPT_REPS, OPT_CSV, OPT_JSON, OPT_LIST, OPT_PLAN_ONLY };
     static const struct option longopts[] = {
         {"quick", no_argument, NULL, OPT_QUICK},   {"group", required_argument, NULL, OPT_GROUP},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"reps", required_argument, NULL, OPT_REPS}, {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},     {"list", no_argument, NULL, OPT_LIST},
+        {"plan-only", no_argument, NULL, OPT_PLAN_ONLY},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->threads[0] = 1;
@@ -78,6 +83,7 @@ static int parse_suite_args(int argc, char **argv, struct suite_opts *o) {
         case OPT_CSV: o->format = FORMAT_CSV; break;
         case OPT_JSON: o->format = FORMAT_JSON; break;
         case OPT_LIST: o->list = 1; break;
+        case OPT_PLAN_ONLY: o->plan_only = 1; break;
         case 'h': fputs(suite_help, stdout); return -1;
         default: return cli_report_getopt_error("bench suite", argv, c);
         }
@@ -117,6 +123,42 @@ static void print_row(const struct suite_opts *o, const struct bench_shape *s, c
     *first = 0;
 }
 
+/* --plan-only: AUTO's plan for every selected shape and thread count, nothing executed. */
+static int plan_only(const struct suite_opts *o) {
+    int failures = 0;
+    for (const struct bench_shape *s = bench_suite_shapes; s->args; s++) {
+        if (!selected(o, s)) continue;
+        for (int t = 0; t < o->nthreads; t++) {
+            char buf[512], *av[40];
+            int ac = bench_shape_argv(s->args, buf, sizeof buf, av, 40);
+            struct bench_args a;
+            optind = 0;
+            if (bench_parse_args(ac, av, &a) != CLI_EXIT_OK) return cli_fail("bench suite: bad shape '%s'", s->args);
+            a.threads = o->threads[t];
+            float *w;
+            if (bench_make_weights(&a, &w) != CLI_EXIT_OK) {
+                failures++;
+                continue;
+            }
+            fconv_options opts = {.algo = FCONV_ALGO_AUTO, .threads = a.threads, .device = a.device,
+                                  .max_workspace_bytes = a.limits.max_workspace_bytes, .flags = a.limits.flags};
+            fconv_plan *plan;
+            fconv_status st = bench_make_plan(&a, &opts, w, NULL, &plan);
+            free(w);
+            if (st != FCONV_OK) {
+                failures++;
+                cli_library_error("bench suite", st);
+                continue;
+            }
+            printf("%s\t%s\t%d\t%s\t%s\n", s->group, s->args, a.threads ? a.threads : fconv_default_threads(),
+                   fconv_algo_name(fconv_plan_algo(plan)), fconv_plan_explain(plan));
+            fconv_plan_destroy(plan);
+        }
+    }
+    if (failures) return cli_fail("bench suite: %d problem%s could not be planned", failures, failures == 1 ? "" : "s");
+    return CLI_EXIT_OK;
+}
+
 int cmd_bench_suite(int argc, char **argv) {
     struct suite_opts o;
     int rc = parse_suite_args(argc, argv, &o);
@@ -128,6 +170,7 @@ int cmd_bench_suite(int argc, char **argv) {
         total++;
     }
     if (o.list) return CLI_EXIT_OK;
+    if (o.plan_only) return plan_only(&o);
     total *= o.nthreads;
 
     if (o.format == FORMAT_CSV)

@@ -429,16 +429,39 @@ void bench_print_json_row(const struct bench_result *r, const char *requested, i
 
 /* Plan once with AUTO to validate the problem and learn the operand sizes, then generate
  * the data: seeded uniform [-1, 1) (weights structured with --kernel-values). */
-int bench_make_data(const struct bench_args *a, float **xp, float **wp, float **yp, double *macs) {
-    /* Plan once with AUTO to validate the problem and learn the operand sizes. */
+/* The problem's operand sizes, from an AUTO plan (which also validates it). */
+static int problem_sizes(const struct bench_args *a, int64_t *nx, int64_t *nw, int64_t *ny, double *macs) {
     fconv_plan *probe;
     fconv_status st = bench_make_plan(a, &(fconv_options){.threads = a->threads}, NULL, NULL, &probe);
     if (st != FCONV_OK) return cli_library_error("bench", st);
-    int64_t nx = fconv_plan_input_elements(probe), nw = fconv_plan_weight_elements(probe),
-            ny = fconv_plan_output_elements(probe);
+    *nx = fconv_plan_input_elements(probe);
+    *nw = fconv_plan_weight_elements(probe);
+    *ny = fconv_plan_output_elements(probe);
     *macs = fconv_plan_macs(probe);
     fconv_plan_destroy(probe);
+    return CLI_EXIT_OK;
+}
 
+/* n uniform [-1, 1) floats into p (NULL: only the generator's state advances). */
+static void fill_uniform(uint64_t *state, float *p, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+        if (p) p[i] = (float)((double)(*state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+    }
+}
+
+/* x then w from one seeded generator (w shaped by --kernel-values), either may be NULL. */
+static void fill_operands(const struct bench_args *a, float *x, int64_t nx, float *w, int64_t nw) {
+    uint64_t state = 12345;
+    fill_uniform(&state, x, nx);
+    fill_uniform(&state, w, nw);
+    if (w && a->kernel_values != KERNEL_RANDOM) fill_structured_weights(a, w, nw);
+}
+
+int bench_make_data(const struct bench_args *a, float **xp, float **wp, float **yp, double *macs) {
+    int64_t nx = 0, nw = 0, ny = 0;
+    int rc = problem_sizes(a, &nx, &nw, &ny, macs);
+    if (rc != CLI_EXIT_OK) return rc;
     /* y 64-byte aligned, as fastconv.h asks of a caller after speed: rows of an aligned
      * output can leave through non-temporal stores */
     float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w),
@@ -448,20 +471,22 @@ int bench_make_data(const struct bench_args *a, float **xp, float **wp, float **
         return cli_fail("bench: out of memory for the problem's %lld + %lld + %lld floats", (long long)nx,
                         (long long)nw, (long long)ny);
     }
-    uint64_t state = 12345;
-    for (int64_t i = 0; i < nx; i++) {
-        state = state * 6364136223846793005ull + 1442695040888963407ull;
-        x[i] = (float)((double)(state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
-    }
-    for (int64_t i = 0; i < nw; i++) {
-        state = state * 6364136223846793005ull + 1442695040888963407ull;
-        w[i] = (float)((double)(state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
-    }
-    if (a->kernel_values != KERNEL_RANDOM) fill_structured_weights(a, w, nw);
-
+    fill_operands(a, x, nx, w, nw);
     *xp = x;
     *wp = w;
     *yp = y;
+    return CLI_EXIT_OK;
+}
+
+int bench_make_weights(const struct bench_args *a, float **wp) {
+    int64_t nx = 0, nw = 0, ny = 0;
+    double macs;
+    int rc = problem_sizes(a, &nx, &nw, &ny, &macs);
+    if (rc != CLI_EXIT_OK) return rc;
+    float *w = malloc((size_t)(nw > 0 ? nw : 1) * sizeof *w);
+    if (!w) return cli_fail("bench: out of memory for the problem's %lld weights", (long long)nw);
+    fill_operands(a, NULL, nx, w, nw);
+    *wp = w;
     return CLI_EXIT_OK;
 }
 

@@ -76,3 +76,20 @@ def test_suite_list_and_usage_errors(tmp_path):
         r = run(args, "off")
         assert r.returncode == 2, args
         assert r.stderr.startswith("fastconv: ") and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+
+def test_suite_plan_only(tmp_path):
+    """`bench suite --plan-only` plans every shape and thread count without running them, and
+    names the algorithm `bench` runs for the same shape, for the same reason."""
+    r = run(["bench", "suite", "--plan-only", "--group", "cnn-16x16", "--threads", "1,2"], "off")
+    assert r.returncode == 0, r.stderr
+    shapes = run(["bench", "suite", "--list", "--group", "cnn-16x16"], "off").stdout.splitlines()
+    rows = [l.split("\t") for l in r.stdout.splitlines()]
+    assert len(rows) == 2 * len(shapes)
+    assert all(len(f) == 5 and f[0] == "cnn-16x16" and f[2] in ("1", "2") and
+               f[4].startswith("auto: " + f[3] + " has the lowest estimated time") for f in rows), r.stdout
+    group, args, threads, algo, reason = rows[-1]
+    ran = run(["bench"] + args.split() + ["--threads", threads, "--reps", "1"], "off", verbose=True)
+    assert ran.returncode == 0, ran.stderr
+    assert f"auto ({algo})" in ran.stdout and reason.split(" (")[0] in ran.stderr, ran.stdout + ran.stderr
