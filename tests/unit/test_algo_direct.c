@@ -213,7 +213,8 @@ static void test_few_channels(void) {
     few_channel_case(4, 4, 1, 10, 33, 3, 3, 1, 1);  /* depthwise */
     few_channel_case(6, 2, 2, 9, 50, 7, 2, 3, 1);   /* groups of 3 channels, padding rows everywhere */
     few_channel_case(1, 1, 1, 40, 20, 33, 3, 16, 1); /* taller than the path's pointer arrays: row kernel */
-    few_channel_case(3, 1, 1, 6, 3640, 3, 3, 1, 1); /* rows too wide for the thread's strip: edge strips */
+    for (int64_t w = 3638; w <= 3640; w += 2) /* 4 rows' inputs filling the thread's strip, then one past */
+        few_channel_case(3, 1, 1, 14, w, 3, 3, 1, 1);
 }
 
 int main(void) {
