@@ -160,6 +160,18 @@ static void edge_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int
         }
 }
 
+/* Floats of a strip row holding every input column the Q output columns read, padding
+ * included. */
+static int64_t strip_width(const fconv_plan *plan) {
+    return plan->out_w + (plan->conv2d.s - 1) * plan->conv2d.dilation_w;
+}
+
+/* Whether rows_per_channel input rows of each of a group's channels fit the thread's strip. */
+static int strip_fits(const fconv_plan *plan, int64_t rows_per_channel) {
+    const int64_t cg = plan->conv2d.c / plan->conv2d.groups;
+    return cg * rows_per_channel <= WHOLE_STRIP_FLOATS / strip_width(plan);
+}
+
 /* The thread's strip for whole rows: row (c, i), width floats, is input row top + i of channel
  * c (of the cg from xg), its columns [lo, hi) the input's and the others the padding's zeros;
  * rows outside the image are left as they are (nothing reads them). */
@@ -201,17 +213,17 @@ static int few_channel_rows(const struct conv2d_ctx *ctx, int64_t p0, int64_t p1
  * recompute some interior ones). 3 -> 1 on 1024^2, AVX-512, 2 threads: 3x3 0.81-0.84 ->
  * 0.70-0.73 ms (the input's and output's memory traffic the bound now), 5x5 2.0 -> 1.3. */
 static void filter_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p0, int64_t p1,
-                             int64_t k0, int64_t k1, int64_t qa, int64_t qb) {
+                             int64_t k0, int64_t k1, int64_t qa, int64_t qb, int from_strip) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
     const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
     const int64_t nr = p1 - p0, rows = d->r + nr - 1;
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * P * Q;
-    /* qa = 0, qb = Q: every column at once, from the block's input rows copied zero-padded
-     * into the thread's strip (conv2d_task then runs no edge columns) */
-    const int64_t width = Q + (d->s - 1) * d->dilation_w;
-    const int whole = qa == 0 && qb == Q;
-    if (whole) copy_strip_rows(d, xg, cg, p0 - d->pad_top, rows, width, whole_strip);
+    /* from_strip (qa = 0, qb = Q, the rows fitting it): every column at once, from the
+     * block's input rows copied zero-padded into the thread's strip (conv2d_task then runs
+     * no edge columns) */
+    const int64_t width = strip_width(ctx->plan);
+    if (from_strip) copy_strip_rows(d, xg, cg, p0 - d->pad_top, rows, width, whole_strip);
     const float *xs[DIRECT_P_BLOCK + FEW_CHANNEL_MAX_R];
     const float *ts[FEW_CHANNEL_MAX_R];
     float *ys[DIRECT_P_BLOCK];
@@ -219,7 +231,7 @@ static void filter_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g,
         for (int64_t r = 0; r < nr; r++) ys[r] = yn + (k * P + p0 + r) * Q + qa;
         for (int64_t c = 0; c < cg; c++) {
             for (int64_t i = 0; i < rows; i++)
-                xs[i] = whole ? whole_strip + (c * rows + i) * width
+                xs[i] = from_strip ? whole_strip + (c * rows + i) * width
                               : xg + (c * d->h + p0 - d->pad_top + i) * d->w + (qa - d->pad_left);
             for (int64_t a = 0; a < d->r; a++) ts[a] = ctx->w + ((k * cg + c) * d->r + a) * d->s;
             ctx->plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)(qb - qa), xs, ts, 1, (size_t)d->r,
@@ -244,12 +256,11 @@ static int64_t whole_rows_span(const fconv_conv2d_desc *d, int64_t out_rows) {
 static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p0, int64_t p1,
                             int64_t k0, int64_t k1) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
-    const int64_t Q = ctx->plan->out_w, cg = d->c / d->groups, width = Q + (d->s - 1) * d->dilation_w;
+    const int64_t Q = ctx->plan->out_w, cg = d->c / d->groups, width = strip_width(ctx->plan);
     const int64_t span = whole_rows_span(d, p1 - p0), top = p0 * d->stride_h - d->pad_top;
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * ctx->plan->out_h * Q;
-    float *strip = whole_strip;
-    copy_strip_rows(d, xg, cg, top, span, width, strip);
+    copy_strip_rows(d, xg, cg, top, span, width, whole_strip);
     for (int64_t p = p0; p < p1; p++) {
         const float *xs[ROWS_PER_CALL];
         int64_t cs[ROWS_PER_CALL], rs[ROWS_PER_CALL];
@@ -258,7 +269,7 @@ static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, 
             for (int64_t r = 0; r < d->r; r++) {
                 const int64_t i = (p - p0) * d->stride_h + r * d->dilation_h;
                 if (top + i < 0 || top + i >= d->h) continue; /* a padding row: contributes zero */
-                xs[nrows] = strip + (c * span + i) * width;
+                xs[nrows] = whole_strip + (c * span + i) * width;
                 cs[nrows] = c;
                 rs[nrows++] = r;
             }
@@ -285,9 +296,8 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
      * as whole_row_block does: its edge columns had been one-vector blocks with strips of
      * their own (2 threads, Zen 5, 3 alternated rounds: depthwise 32 channels 3x3 on 112^2
      * 0.24 -> 0.105 ms, 3 -> 1 5x5 on 1024^2 0.90-0.94 -> 0.82-0.85, 3x3 0.50-0.57 -> 0.50-0.54). */
-    const int few_whole = rows_kernel &&
-                          cg * (p1 - p0 + d->r - 1) * (Q + (d->s - 1) * d->dilation_w) <= WHOLE_STRIP_FLOATS;
-    if (few_whole) filter_row_block(ctx, n, g, p0, p1, k0, k1, 0, Q);
+    const int few_whole = rows_kernel && strip_fits(ctx->plan, p1 - p0 + d->r - 1);
+    if (few_whole) filter_row_block(ctx, n, g, p0, p1, k0, k1, 0, Q, 1);
 
     for (int64_t p = p0; p < p1; p++) {
         int rows_inside = 0; /* does any kernel row read inside the image? */
@@ -310,7 +320,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
             int64_t qb = fconv_direct_min(fconv_direct_max(d->w + d->pad_left - (d->s - 1) * d->dilation_w, qa), Q);
             if (qa >= qb) qa = qb = Q; /* no interior: the edge loop takes every column */
             else if (!rows_kernel) sum_columns(ctx, n, g, p, k0, k1, qa, qb, NULL, 0);
-            else if (p == p0) filter_row_block(ctx, n, g, p0, p1, k0, k1, qa, qb);
+            else if (p == p0) filter_row_block(ctx, n, g, p0, p1, k0, k1, qa, qb, 0);
             /* Each edge as one whole vector where the row holds one, recomputing a few
              * interior columns with the same taps in the same order (the same bits): the
              * kernel's partial-vector block for one or two columns keeps its accumulators
@@ -367,10 +377,8 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
  * 64^2 0.83 -> 0.31; 16 -> 32 on 112^2 (48 rows a call) unchanged. */
 int fconv_direct_conv2d_whole_rows(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
-    const int64_t cg = d->c / d->groups, width = plan->out_w + (d->s - 1) * d->dilation_w;
-    const int64_t strip_rows = cg * whole_rows_span(d, fconv_direct_min(DIRECT_P_BLOCK, plan->out_h));
-    return d->stride_w == 1 && d->k / d->groups >= 4 && cg * d->r <= ROWS_PER_CALL &&
-           strip_rows <= WHOLE_STRIP_FLOATS / width;
+    return d->stride_w == 1 && d->k / d->groups >= 4 && d->c / d->groups * d->r <= ROWS_PER_CALL &&
+           strip_fits(plan, whole_rows_span(d, fconv_direct_min(DIRECT_P_BLOCK, plan->out_h)));
 }
 
 void fconv_direct_conv2d(const fconv_plan *plan, const float *x, const float *w, const float *bias,

@@ -215,6 +215,7 @@ static void test_few_channels(void) {
     few_channel_case(1, 1, 1, 40, 20, 33, 3, 16, 1); /* taller than the path's pointer arrays: row kernel */
     for (int64_t w = 3638; w <= 3640; w += 2) /* 4 rows' inputs filling the thread's strip, then one past */
         few_channel_case(3, 1, 1, 14, w, 3, 3, 1, 1);
+    few_channel_case(3, 1, 1, 14, 3700, 3, 3, 0, 1); /* past the strip, no padding: interior = every column */
 }
 
 int main(void) {
