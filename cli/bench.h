@@ -42,6 +42,9 @@ struct bench_result {
  * caller must reset optind to 0 before a second call. */
 int bench_parse_args(int argc, char **argv, struct bench_args *a);
 
+/* The plan options a's arguments ask for (threads, device, workspace limit, flags), with algo. */
+fconv_options bench_options(const struct bench_args *a, fconv_algo algo);
+
 /* Plan a's problem with options o and the given weights (or NULL). */
 fconv_status bench_make_plan(const struct bench_args *a, const fconv_options *o, const float *w,
                              const float *bias, fconv_plan **plan);

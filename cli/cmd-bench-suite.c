@@ -140,8 +140,7 @@ static int plan_only(const struct suite_opts *o) {
                 failures++;
                 continue;
             }
-            fconv_options opts = {.algo = FCONV_ALGO_AUTO, .threads = a.threads, .device = a.device,
-                                  .max_workspace_bytes = a.limits.max_workspace_bytes, .flags = a.limits.flags};
+            const fconv_options opts = bench_options(&a, FCONV_ALGO_AUTO);
             fconv_plan *plan;
             fconv_status st = bench_make_plan(&a, &opts, w, NULL, &plan);
             free(w);

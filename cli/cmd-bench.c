@@ -274,6 +274,11 @@ static int compare_double(const void *pa, const void *pb) {
     return (a > b) - (a < b);
 }
 
+fconv_options bench_options(const struct bench_args *a, fconv_algo algo) {
+    return (fconv_options){.algo = algo, .threads = a->threads, .device = a->device,
+                           .max_workspace_bytes = a->limits.max_workspace_bytes, .flags = a->limits.flags};
+}
+
 fconv_status bench_make_plan(const struct bench_args *a, const fconv_options *o, const float *w,
                               const float *bias, fconv_plan **plan) {
     if (a->kind == FCONV_KIND_CONV2D) return fconv_plan_conv2d(&a->conv2d, o, w, bias, plan);
@@ -301,8 +306,7 @@ static double measure_error(const fconv_plan *plan, const float *x, const float 
 /* Plan and time one algorithm. 0 on success; 1 if it declined (reason in *why). */
 int bench_one(const struct bench_args *a, fconv_algo algo, const float *x, const float *w,
                      float *y, struct bench_result *r, char *why, size_t why_len) {
-    fconv_options o = {.algo = algo, .threads = a->threads, .device = a->device,
-                       .max_workspace_bytes = a->limits.max_workspace_bytes, .flags = a->limits.flags};
+    const fconv_options o = bench_options(a, algo);
     fconv_plan *plan;
     reset_peak_rss();
     double t0 = now_ms();
@@ -427,8 +431,6 @@ void bench_print_json_row(const struct bench_result *r, const char *requested, i
     printf("}");
 }
 
-/* Plan once with AUTO to validate the problem and learn the operand sizes, then generate
- * the data: seeded uniform [-1, 1) (weights structured with --kernel-values). */
 /* The problem's operand sizes, from an AUTO plan (which also validates it). */
 static int problem_sizes(const struct bench_args *a, int64_t *nx, int64_t *nw, int64_t *ny, double *macs) {
     fconv_plan *probe;

@@ -24,8 +24,9 @@ static const char tune_help[] =
 
 /* Plan a's problem with MEASURE and report what it found. 0 or CLI_EXIT_FAILURE. */
 static int tune_one(const struct bench_args *a, const char *label) {
-    fconv_options o = {.threads = a->threads, .flags = a->limits.flags | FCONV_PLAN_MEASURE,
-                       .max_workspace_bytes = a->limits.max_workspace_bytes};
+    fconv_options o = bench_options(a, FCONV_ALGO_AUTO);
+    o.flags |= FCONV_PLAN_MEASURE;
+    o.device = FCONV_DEVICE_CPU; /* wisdom holds CPU choices only */
     fconv_plan *plan;
     fconv_status st = bench_make_plan(a, &o, NULL, NULL, &plan);
     if (st != FCONV_OK) return cli_library_error("tune", st);

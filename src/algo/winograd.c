@@ -71,6 +71,7 @@ struct wino_geometry {
     const struct fconv_kernels *kern;
     size_t workers;        /* block mode: workers running units; phase mode: plan threads */
     size_t v_xn, m_xn;     /* floats from V[ξν] to V[ξν+1], and from M[ξν] to M[ξν+1] */
+    size_t u_size;         /* bytes of U, in the plan (plan-time weights) or the workspace */
     size_t padded_bytes, u_bytes, v_bytes, m_bytes, scratch_bytes, vm_workers, total;
 };
 
@@ -209,14 +210,13 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
      * 256 on 56^2 up to 8 x 512 on 28^2) it was 1-10% slower there. */
     size_t threads = plan->threads > 0 ? (size_t)plan->threads : 1;
     const int balanced = busiest_worker_tiles(&g, threads) * 10 <= g.tiles * (size_t)g.groups * 11 / threads;
-    const size_t u_bytes = a2 * (size_t)g.groups * g.kgp * cg * sizeof(float);
+    g.u_size = a2 * (size_t)g.groups * g.kgp * cg * sizeof(float);
     g.block_mode = threads == 1 || g.units >= 4 * threads ||
-                   (balanced && (g.units % threads == 0 || u_bytes <= WINO_U_PRIVATE_BYTES));
+                   (balanced && (g.units % threads == 0 || g.u_size <= WINO_U_PRIVATE_BYTES));
     g.workers = g.block_mode ? (g.units < threads ? g.units : threads) : threads;
     g.vm_workers = g.block_mode ? g.workers : 1;
 
-    if (!plan->weights)
-        g.u_bytes = fconv_round_up_64(a2 * (size_t)g.groups * g.kgp * cg * sizeof(float));
+    if (!plan->weights) g.u_bytes = fconv_round_up_64(g.u_size);
     g.v_xn = skewed_row(cg * g.tb);
     g.m_xn = skewed_row(kg * g.tb);
     g.v_bytes = fconv_round_up_64(a2 * g.v_xn * sizeof(float));
@@ -674,11 +674,10 @@ static fconv_status wino_supports(const fconv_plan *plan, int m, char *why, size
 static fconv_status wino_prepare(fconv_plan *plan, int m) {
     if (!plan->weights) return FCONV_OK;
     struct wino_geometry g = geometry(plan, m);
-    size_t bytes = (size_t)(g.alpha * g.alpha) * (size_t)g.groups * g.kgp * (size_t)g.cg * sizeof(float);
-    float *u = fconv_alloc_aligned(bytes);
+    float *u = fconv_alloc_aligned(g.u_size);
     if (!u)
         return fconv_fail(FCONV_ENOMEM, "winograd-%dx%d: cannot allocate %zu bytes for the "
-                          "transformed weights", m, m, bytes);
+                          "transformed weights", m, m, g.u_size);
     transform_weights(plan, &g, plan->weights, u);
     plan->algo_state = u;
     return FCONV_OK;
