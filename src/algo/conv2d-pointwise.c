@@ -68,10 +68,6 @@ void fconv_conv2d_gemm_group(const fconv_plan *plan, int64_t n, int64_t g, const
         fconv_conv2d_bias_relu(plan->threads, yg, kg, pixels, bias ? bias + g * kg : NULL, relu);
 }
 
-/* Beyond this many bytes of input and output, a batch no longer stays in the caches from one
- * run to the next (Zen 4 VM, 2 threads, 64 -> 64 on 56^2: 4 images ran at batch 1's speed
- * per image, 8 took 1.2-2.2 ms against 8 x 0.13). */
-#define POINTWISE_CACHED_BYTES (8.0 * 1024 * 1024)
 /* An input this small stays in L2 from one run to the next and while every sliver of
  * weights passes over it (a Zen 4 core's L2). */
 #define POINTWISE_INPUT_L2_BYTES (1024.0 * 1024)
@@ -89,14 +85,14 @@ double fconv_conv2d_pointwise_seconds(const fconv_plan *plan) {
     const double input_bytes = 4.0 * (double)d->n * (double)d->c * pixels;
     const enum fconv_gemm_c_write c_write =
         fconv_conv2d_gemm_streams(plan, d->h * d->w)                                     ? FCONV_GEMM_C_STREAMED
-        : bytes <= POINTWISE_CACHED_BYTES && input_bytes <= POINTWISE_INPUT_L2_BYTES ? FCONV_GEMM_C_HIDDEN
+        : bytes <= FCONV_CACHED_BYTES && input_bytes <= POINTWISE_INPUT_L2_BYTES ? FCONV_GEMM_C_HIDDEN
                                                                                      : FCONV_GEMM_C_COPIED;
     double per_block = fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, plan->threads, c_write);
     if (d->has_bias || d->activation) per_block += fconv_stream_seconds(8.0 * kg * pixels) / threads;
     /* The micro-kernel reads the input (B) in place, depth rows at once, too many streams for
      * the hardware prefetchers: from memory, the read is not hidden behind the FMAs
      * (implicit-gemm prefetches its input and keeps its speed). */
-    if (bytes > POINTWISE_CACHED_BYTES) per_block += fconv_stream_seconds(4.0 * depth * pixels);
+    if (bytes > FCONV_CACHED_BYTES) per_block += fconv_stream_seconds(4.0 * depth * pixels);
     return (double)d->n * (double)d->groups * per_block;
 }
 

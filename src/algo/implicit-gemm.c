@@ -266,6 +266,7 @@ struct tile_ctx {
     const float *bias;   /* NULL: none */
     float *y;            /* the pass's first output [K][P][Q] */
     int relu;
+    int input_streams;   /* x is read in place and does not stay cached from one run to the next */
 };
 
 /* Tile j (image of the pass, pixel tile) of channel block i (group, block). Threads split
@@ -299,7 +300,8 @@ static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i) {
     tc->kern->implicit_gemm_tile((size_t)((r1 - r0) * g->row_taps), bases, tc->s->tap_offsets + t0,
                                  tc->packed + (grp * g->blocks + b) * g->taps * g->block + t0 * nv * g->lanes,
                                  (size_t)nv, y + k0 * pixels + pix0, (size_t)pixels,
-                                 (size_t)npix, (size_t)block_channels(g, b), tc->bias ? tc->bias + k0 : NULL, tc->relu);
+                                 (size_t)npix, (size_t)block_channels(g, b), tc->bias ? tc->bias + k0 : NULL, tc->relu,
+                                 tc->input_streams);
 }
 
 /* Bytes of a core's L2 (1 MiB on Zen 4 and 5) a block's weights and a run's inputs may hold. */
@@ -353,8 +355,9 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
         pack_weights(&g, w, scratch);
         packed = scratch;
     }
+    const double io_bytes = 4.0 * (double)g.n * (double)(g.c * g.h * g.w + g.k * g.p * g.q);
     struct tile_ctx tc = {&g, d, plan->kernels, s, x, packed, d->has_bias ? bias : NULL, y,
-                          d->activation == FCONV_ACTIVATION_RELU};
+                          d->activation == FCONV_ACTIVATION_RELU, !g.copy && io_bytes > FCONV_CACHED_BYTES};
     for (int64_t n0 = 0; n0 < g.n; n0 += g.pass) {
         int64_t images = g.n - n0 < g.pass ? g.n - n0 : g.pass;
         const float *xn = x + n0 * g.c * g.h * g.w;

@@ -192,12 +192,13 @@ typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps
  * summed in the order t with multiply-adds (fused on SIMD ISAs) into a zeroed register, then
  * the bias added (bias NULL: none) and max(0, .) taken if relu (NaN stays NaN).
  * x: px pixel bases (any pointers, repeats allowed), each read at its offsets off[t] only;
- * w: taps rows of nv*lanes floats, 64-byte aligned, read whole.
+ * w: taps rows of nv*lanes floats, 64-byte aligned, read whole. input_streams: a hint that x
+ * comes from memory, not the caches (the tile then prefetches further ahead).
  */
 #define FCONV_IMPLICIT_GEMM_PX_MAX 8 /* the largest implicit_gemm_px of any table */
 typedef void (*fconv_implicit_gemm_tile_fn)(size_t taps, const float *const *x, const int32_t *off,
                                             const float *w, size_t nv, float *y, size_t y_stride, size_t npix,
-                                            size_t nch, const float *bias, int relu);
+                                            size_t nch, const float *bias, int relu, int input_streams);
 
 /* One ISA's kernels. */
 struct fconv_kernels {
@@ -295,7 +296,7 @@ FCONV_DECLARE_WINO_TILES_ALL(avx512)
 #define FCONV_DECLARE_IMPLICIT_GEMM(isa)                                                                      \
     void fconv_implicit_gemm_tile__##isa(size_t taps, const float *const *x, const int32_t *off, const float *w, \
                                          size_t nv, float *y, size_t y_stride, size_t npix, size_t nch,      \
-                                         const float *bias, int relu);                                       \
+                                         const float *bias, int relu, int input_streams);                    \
     size_t fconv_implicit_gemm_px__##isa(void);                                                              \
     size_t fconv_implicit_gemm_nv__##isa(void);
 FCONV_DECLARE_IMPLICIT_GEMM(scalar)

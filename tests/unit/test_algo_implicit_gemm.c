@@ -101,6 +101,8 @@ static void test_pixels_and_windows(void) {
     /* runs of ~100 tiles (1x1, 256 channels: a block's weights and a run's inputs in L2)
      * shorter than a thread's share, the last one partial, over 3 channel blocks (9 on AVX2) */
     check_layer((fconv_conv2d_desc){.n = 1, .c = 256, .h = 40, .w = 40, .k = 130, .r = 1, .s = 1, .has_bias = 1});
+    /* read in place, input and output past FCONV_CACHED_BYTES: the tile's streaming prefetch */
+    check_layer((fconv_conv2d_desc){.n = 2, .c = 64, .h = 128, .w = 130, .k = 20, .r = 1, .s = 1, .has_bias = 1});
     /* ResNet-50's stem, cropped: 7x7 stride 2 pad 3 */
     check_layer((fconv_conv2d_desc){.n = 1, .c = 3, .h = 30, .w = 26, .k = 64, .r = 7, .s = 7, .stride_h = 2,
                                     .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3,
