@@ -22,11 +22,11 @@ echo "== C tests under ASan + UBSan =="
     LSAN_OPTIONS=suppressions="$PWD/../tests/lsan.supp" ctest --output-on-failure --no-tests=error -j"$jobs" -L unit)
 
 # ---- reliability (docs/reliability.md): races under ThreadSanitizer, then each libFuzzer
-# harness for FUZZ_SECONDS (30 here, so that the suite stays under 15 minutes on a fresh
+# harness for FUZZ_SECONDS (20 here, so that the suite stays under 15 minutes on a fresh
 # 2-core machine; 4 harnesses) under ASan + UBSan.
 echo "== ThreadSanitizer =="
 bash scripts/tsan.sh
-export FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+export FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 echo "== fuzzing ($FUZZ_SECONDS s per harness) =="
 bash scripts/fuzz.sh
 # ---- end reliability
