@@ -311,8 +311,9 @@ static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i) {
  * a run of T tiles reads the block's weights from L3 once per run (W/T) and, where the run's
  * inputs and the block's weights share L2, its inputs once per run (I/blocks), else once per
  * block (I); the longest run, a thread's share of the tiles, keeps the weights in L2 and
- * streams the inputs. Against one tile per run (2 threads, Zen 5): 1024 -> 512 1x1 on 14^2
- * 0.58-0.61 -> 0.55; 8 x 256 x 14^2 -> 1024 2.76 -> 2.2-2.6; 8 x 256 x 28^2 3x3/2 5.9 -> 5.3-5.6. */
+ * streams the inputs. Against one tile per run (2 threads, Zen 5, one sitting): 1024 -> 512
+ * 1x1 on 14^2 0.61 -> 0.55-0.56 ms; 8 x 256 x 14^2 -> 1024 2.76 -> 2.55-2.63; 8 x 256 x 28^2
+ * 3x3/2 5.93 -> 5.50-5.54 (runs of 4, 16 or a whole share alike within the noise). */
 static int64_t run_tiles(const struct ig_geometry *g, const fconv_conv2d_desc *d, int threads) {
     const double w = (double)(g->taps * g->block * (int64_t)sizeof(float));
     const double in = (double)(g->cg * d->r * ((g->px - 1) * d->stride_w + (d->s - 1) * d->dilation_w + 1) *
