@@ -4,6 +4,7 @@
  * shapes of issue 4 (images, RGB, 1D, CNN feature layers, ResNet-50, VGG-16 at batch 1 and 8,
  * few-channel layers and the seed-004 workload's filter). Each is a `fastconv bench` command line.
  */
+#include <getopt.h>
 #include <string.h>
 
 #include "bench.h"
@@ -130,7 +131,9 @@ const struct bench_shape bench_suite_shapes[] = {
     {NULL, NULL, 0},
 };
 
-int bench_shape_argv(const char *args, char *buf, size_t buf_len, char **argv, int max) {
+/* Split a shape's args into argv (argv[0] = "bench"); returns argc, at most max - 1 words.
+ * buf holds the words. */
+static int shape_argv(const char *args, char *buf, size_t buf_len, char **argv, int max) {
     int argc = 0;
     argv[argc++] = (char *)"bench";
     size_t len = strlen(args);
@@ -145,4 +148,11 @@ int bench_shape_argv(const char *args, char *buf, size_t buf_len, char **argv, i
     }
     argv[argc] = NULL;
     return argc;
+}
+
+int bench_shape_parse(const char *args, struct bench_args *a) {
+    char buf[512], *av[40];
+    int ac = shape_argv(args, buf, sizeof buf, av, 40);
+    optind = 0;
+    return bench_parse_args(ac, av, a);
 }

@@ -83,8 +83,8 @@ struct bench_shape {
 /* The suite's shapes (the seed shapes of issue 4), NULL-args-terminated. */
 extern const struct bench_shape bench_suite_shapes[];
 
-/* Split a shape's args into argv (argv[0] = "bench"); returns argc, at most max - 1 words.
- * buf holds the words. */
-int bench_shape_argv(const char *args, char *buf, size_t buf_len, char **argv, int max);
+/* A shape's args parsed as `fastconv bench` would parse them: CLI_EXIT_OK, or what
+ * bench_parse_args returned (resets optind first). */
+int bench_shape_parse(const char *args, struct bench_args *a);
 
 #endif

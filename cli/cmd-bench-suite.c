@@ -129,11 +129,8 @@ static int plan_only(const struct suite_opts *o) {
     for (const struct bench_shape *s = bench_suite_shapes; s->args; s++) {
         if (!selected(o, s)) continue;
         for (int t = 0; t < o->nthreads; t++) {
-            char buf[512], *av[40];
-            int ac = bench_shape_argv(s->args, buf, sizeof buf, av, 40);
             struct bench_args a;
-            optind = 0;
-            if (bench_parse_args(ac, av, &a) != CLI_EXIT_OK) return cli_fail("bench suite: bad shape '%s'", s->args);
+            if (bench_shape_parse(s->args, &a) != CLI_EXIT_OK) return cli_fail("bench suite: bad shape '%s'", s->args);
             a.threads = o->threads[t];
             float *w;
             if (bench_make_weights(&a, &w) != CLI_EXIT_OK) {
@@ -183,11 +180,8 @@ int cmd_bench_suite(int argc, char **argv) {
     for (const struct bench_shape *s = bench_suite_shapes; s->args; s++) {
         if (!selected(&o, s)) continue;
         for (int t = 0; t < o.nthreads; t++) {
-            char buf[512], *av[40];
-            int ac = bench_shape_argv(s->args, buf, sizeof buf, av, 40);
             struct bench_args a;
-            optind = 0;
-            if (bench_parse_args(ac, av, &a) != CLI_EXIT_OK) return cli_fail("bench suite: bad shape '%s'", s->args);
+            if (bench_shape_parse(s->args, &a) != CLI_EXIT_OK) return cli_fail("bench suite: bad shape '%s'", s->args);
             a.threads = o.threads[t];
             a.reps = o.reps;
             done++;

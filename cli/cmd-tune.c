@@ -71,11 +71,8 @@ static int tune_suite(int argc, char **argv) {
     for (const struct bench_shape *s = bench_suite_shapes; s->args; s++) {
         if ((quick && !s->quick) || (group && strcmp(group, s->group) != 0)) continue;
         for (int t = 0; t < nthreads; t++) {
-            char buf[512], *av[40];
-            int ac = bench_shape_argv(s->args, buf, sizeof buf, av, 40);
             struct bench_args a;
-            optind = 0;
-            if (bench_parse_args(ac, av, &a) != CLI_EXIT_OK) return cli_fail("tune suite: bad shape '%s'", s->args);
+            if (bench_shape_parse(s->args, &a) != CLI_EXIT_OK) return cli_fail("tune suite: bad shape '%s'", s->args);
             a.threads = threads[t];
             fprintf(stderr, "[%d/%d] %s: %s ...\n", ++done, total, s->group, s->args);
             failures += tune_one(&a, s->args) != CLI_EXIT_OK;
