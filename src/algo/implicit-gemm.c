@@ -359,6 +359,7 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
     const double io_bytes = 4.0 * (double)g.n * (double)(g.c * g.h * g.w + g.k * g.p * g.q);
     struct tile_ctx tc = {&g, d, plan->kernels, s, x, packed, d->has_bias ? bias : NULL, y,
                           d->activation == FCONV_ACTIVATION_RELU, !g.copy && io_bytes > FCONV_CACHED_BYTES};
+    const int64_t run = run_tiles(&g, d, plan->threads > 1 ? plan->threads : 1);
     for (int64_t n0 = 0; n0 < g.n; n0 += g.pass) {
         int64_t images = g.n - n0 < g.pass ? g.n - n0 : g.pass;
         const float *xn = x + n0 * g.c * g.h * g.w;
@@ -370,8 +371,7 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
             tc.x = xn;
         }
         tc.y = y + n0 * g.k * g.p * g.q;
-        const int threads = plan->threads > 1 ? plan->threads : 1;
-        struct run_ctx rc = {&tc, images * g.tiles, g.groups * g.blocks, run_tiles(&g, d, threads)};
+        struct run_ctx rc = {&tc, images * g.tiles, g.groups * g.blocks, run};
         fconv_parallel_1d(plan->threads, (size_t)(rc.tiles * rc.blocks), run_task, &rc);
     }
 }
