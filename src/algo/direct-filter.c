@@ -182,6 +182,7 @@ static void filter_task(const void *vctx, size_t ib, size_t jc) {
     const int64_t nr = i1 - i0, nin = f->kh + nr - 1;
     if (!(top >= 0 && top + nin <= f->h && nin <= ROWS_PER_CALL)) {
         for (int64_t i = i0; i < i1; i++) filter_row(ctx, i, (int64_t)jc);
+        if (ctx->stream) fconv_stream_fence();
         return;
     }
     const int64_t j0 = (int64_t)jc * ctx->chunk_cols, j1 = fconv_direct_min(j0 + ctx->chunk_cols, OW);
@@ -204,6 +205,7 @@ static void filter_task(const void *vctx, size_t ib, size_t jc) {
     }
     edge_columns(ctx, i0, nr, j0, cb);
     edge_columns(ctx, i0, nr, ce, j1);
+    if (ctx->stream) fconv_stream_fence();
 }
 
 void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w, float *y) {

@@ -156,15 +156,16 @@ static void test_filter_rows_all_isas(void) {
     }
 }
 
-/* The one-row kernel with STREAM against plain stores: the same bits. Input rows start at
- * every offset from a 64-byte boundary and end where their heap buffers do, exactly as far
- * as the contract lets the kernel read (under AddressSanitizer an aligned load past the end
- * fails), with kernels up to and past the widths whose taps the streamed blocks cut from
- * aligned vectors (kw <= lanes + 1, dist 1), strided taps, and outputs at varied alignments. */
-static void check_streamed_row(const struct fconv_kernels *k, size_t n, size_t kh, size_t kw, size_t dist,
-                               size_t offset) {
+/* The row kernel with STREAM against plain stores: the same bits. Input rows start at every
+ * offset from a 64-byte boundary and end where their heap buffers do, exactly as far as the
+ * contract lets the kernel read (under AddressSanitizer an aligned load past the end fails),
+ * with kernels up to and past the widths whose taps the streamed blocks cut from aligned
+ * vectors (kw <= lanes + 1, dist 1), strided taps, and outputs at varied alignments: nk rows
+ * at the first one's alignment (streamed) or not (plain stores). */
+static void check_streamed_row(const struct fconv_kernels *k, size_t nk, size_t n, size_t kh, size_t kw, size_t dist,
+                               size_t offset, int same_alignment) {
     size_t xlen = n + (kw - 1) * dist;
-    float *x[3], *taps = malloc(sizeof(float) * kh * kw);
+    float *x[3], *taps = malloc(sizeof(float) * nk * kh * kw);
     const float *xs[3], *ts[3];
     for (size_t a = 0; a < kh; a++) {
         void *buf = NULL;
@@ -174,16 +175,26 @@ static void check_streamed_row(const struct fconv_kernels *k, size_t n, size_t k
         xs[a] = x[a] + offset;
         ts[a] = taps + a * kw;
     }
-    test_fill_random(taps, kh * kw);
-    float *y = malloc(sizeof(float) * n), *ys_buf = malloc(sizeof(float) * (n + 16)), *ys = ys_buf + (offset * 7) % 16;
-    k->direct_rows(&y, 1, n, xs, ts, 1, 0, kh, kw, dist, 0);
-    k->direct_rows(&ys, 1, n, xs, ts, 1, 0, kh, kw, dist, FCONV_ROWS_STREAM);
-    CHECKF(memcmp(y, ys, sizeof(float) * n) == 0, "%s streamed row n=%zu kh=%zu kw=%zu dist=%zu: differs from plain stores",
-           k->name, n, kh, kw, dist);
+    test_fill_random(taps, nk * kh * kw);
+    float *y[4], *ys_buf[4], *ys[4];
+    for (size_t r = 0; r < nk; r++) {
+        y[r] = malloc(sizeof(float) * n);
+        ys_buf[r] = aligned_alloc(64, sizeof(float) * (n + 32));
+        ys[r] = ys_buf[r] + (offset * 7 + (same_alignment ? 0 : r)) % 16;
+    }
+    const ptrdiff_t k_stride = (ptrdiff_t)(kh * kw);
+    k->direct_rows(y, nk, n, xs, ts, 1, k_stride, kh, kw, dist, 0);
+    k->direct_rows(ys, nk, n, xs, ts, 1, k_stride, kh, kw, dist, FCONV_ROWS_STREAM);
+    for (size_t r = 0; r < nk; r++)
+        CHECKF(memcmp(y[r], ys[r], sizeof(float) * n) == 0,
+               "%s streamed rows nk=%zu n=%zu kh=%zu kw=%zu dist=%zu same alignment %d: row %zu differs from "
+               "plain stores", k->name, nk, n, kh, kw, dist, same_alignment, r);
     for (size_t a = 0; a < kh; a++) free(x[a]);
+    for (size_t r = 0; r < nk; r++) {
+        free(y[r]);
+        free(ys_buf[r]);
+    }
     free(taps);
-    free(y);
-    free(ys_buf);
 }
 
 static void test_streamed_row_all_isas(void) {
@@ -193,7 +204,13 @@ static void test_streamed_row_all_isas(void) {
         for (size_t kw = 1; kw <= 19; kw++)
             for (size_t offset = 0; offset < 16; offset++) {
                 size_t n = 5 * 128 + 16 * (size_t)test_rand_int(0, 8) + (size_t)test_rand_int(0, 15);
-                check_streamed_row(k, n, (size_t)test_rand_int(1, 3), kw, kw % 5 == 4 ? 2 : 1, offset);
+                check_streamed_row(k, 1, n, (size_t)test_rand_int(1, 3), kw, kw % 5 == 4 ? 2 : 1, offset, 1);
+            }
+        for (size_t nk = 2; nk <= 4; nk++)
+            for (size_t offset = 0; offset < 16; offset += 5) {
+                size_t n = 16 * (size_t)test_rand_int(0, 20) + (size_t)test_rand_int(0, 15);
+                check_streamed_row(k, nk, n, (size_t)test_rand_int(1, 3), (size_t)test_rand_int(1, 5), 1,
+                                   offset, (int)(offset % 2));
             }
     }
 }

@@ -136,7 +136,7 @@ static ALWAYS_INLINE void row_block_shifted(const struct rows_args *r, size_t e)
 }
 
 /* Every column of nk rows: wide blocks, then pairs and single vectors, then the last few
- * columns. With stream (one row), a head of partial vectors first so the wide blocks store
+ * columns. With stream (rows at one alignment), a head of partial vectors first so the wide blocks store
  * aligned. The last columns, where the row is at least a vector long and y is written (not
  * accumulated), are the row's last whole vector: it recomputes some columns already
  * written, with the same taps in the same order, so the same bits. The partial-vector
@@ -147,6 +147,14 @@ static ALWAYS_INLINE void row_block_shifted(const struct rows_args *r, size_t e)
         if ((e) < (n) && !r->accumulate && (n) >= VF_LANES) block((n) - VF_LANES, 0);  \
         else if ((e) < (n)) block((e), (n) - (e));                                     \
     } while (0)
+/* Whether the nk rows y[] share the first one's alignment to a vector, as a streamed block,
+ * whose head aligns the first row's stores, needs. */
+static int same_alignment(float *const *y, size_t nk) {
+    for (size_t k = 1; k < nk; k++)
+        if (((uintptr_t)y[k] - (uintptr_t)y[0]) % (VF_LANES * sizeof(float))) return 0;
+    return 1;
+}
+
 static ALWAYS_INLINE void rows_all(const struct rows_args *r, const int nk, const int nv, size_t n,
                                    const int stream) {
     size_t e = 0;
@@ -157,7 +165,6 @@ static ALWAYS_INLINE void rows_all(const struct rows_args *r, const int nk, cons
             if (nk == 1 && nv == NV_ONE && row_block_shifts(r, n, e)) row_block_shifted(r, e);
             else rows_block(r, nk, nv, e, 0, 1);
         }
-        vf_stream_fence();
     }
     for (; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) rows_block(r, nk, nv, e, 0, 0);
     for (; e + 2 * VF_LANES <= n; e += 2 * VF_LANES) rows_block(r, nk, 2, e, 0, 0);
@@ -184,14 +191,16 @@ void FCONV_ISA_SUFFIX(fconv_direct_rows_kernel)(float *const *y, size_t nk, size
     assert(y && x_rows && tap_rows && nk >= 1 && nk <= 4 && kh >= 1 && kw >= 1);
     const int accumulate = flags & FCONV_ROWS_ACCUMULATE;
     const struct rows_args r = {y, x_rows, tap_rows, tap_step, k_stride, kh, kw, dist, accumulate};
-    switch (nk) {
-    case 1:
-        if ((flags & FCONV_ROWS_STREAM) && !accumulate) rows_all(&r, 1, NV_ONE, n, 1);
-        else rows_all(&r, 1, NV_ONE, n, 0);
-        break;
-    case 2: rows_all(&r, 2, NV_FOUR, n, 0); break;
-    case 3: rows_all(&r, 3, NV_FOUR, n, 0); break;
-    default: rows_all(&r, 4, NV_FOUR, n, 0); break;
+    const int stream = (flags & FCONV_ROWS_STREAM) && !accumulate && same_alignment(y, nk);
+    switch (nk * 2 + (size_t)stream) { /* nk and stream as constants for rows_all */
+    case 2: rows_all(&r, 1, NV_ONE, n, 0); break;
+    case 3: rows_all(&r, 1, NV_ONE, n, 1); break;
+    case 4: rows_all(&r, 2, NV_FOUR, n, 0); break;
+    case 5: rows_all(&r, 2, NV_FOUR, n, 1); break;
+    case 6: rows_all(&r, 3, NV_FOUR, n, 0); break;
+    case 7: rows_all(&r, 3, NV_FOUR, n, 1); break;
+    case 8: rows_all(&r, 4, NV_FOUR, n, 0); break;
+    default: rows_all(&r, 4, NV_FOUR, n, 1); break;
     }
 }
 
@@ -285,7 +294,6 @@ static ALWAYS_INLINE void filter_all(const struct filter_args *r, const int nr, 
         if (head) filter_block(r, nr, 1, 0, head, 0); /* one partial vector */
         for (e = head; e + (size_t)NV_FILTER * VF_LANES <= n; e += (size_t)NV_FILTER * VF_LANES)
             filter_block(r, nr, NV_FILTER, e, 0, 1);
-        vf_stream_fence();
     }
     for (; e + (size_t)NV_FILTER * VF_LANES <= n; e += (size_t)NV_FILTER * VF_LANES)
         filter_block(r, nr, NV_FILTER, e, 0, 0);
@@ -311,9 +319,7 @@ void FCONV_ISA_SUFFIX(fconv_direct_filter_rows_kernel)(float *const *y, size_t n
                                                        size_t kh, size_t kw, size_t dist, int flags) {
     assert(y && x_rows && tap_rows && nr >= 1 && nr <= 4 && kh >= 1 && kw >= 1);
     const int accumulate = flags & FCONV_ROWS_ACCUMULATE;
-    int stream = (flags & FCONV_ROWS_STREAM) && !accumulate;
-    for (size_t k = 1; k < nr && stream; k++)
-        stream = ((uintptr_t)y[k] - (uintptr_t)y[0]) % (VF_LANES * sizeof(float)) == 0;
+    const int stream = (flags & FCONV_ROWS_STREAM) && !accumulate && same_alignment(y, nr);
     if (nr == 1) { /* one row: the one-row kernel's wider block */
         const struct rows_args r1 = {y, x_rows, tap_rows, tap_step, 0, kh, kw, dist, accumulate};
         if (stream) rows_all(&r1, 1, NV_ONE, n, 1);
