@@ -297,17 +297,17 @@ def main():
     for i, (group, args) in enumerate(shapes):
         shape = parse_args_line(args)
         print(f"[{i + 1}/{len(shapes)}] {group}: {args}", file=sys.stderr, flush=True)
-        fc_ms, fc_algo, fc_gflops = quiet(lambda: fastconv_ms(a.cli, args, a.reps))
-        first_ms = fc_ms
+        first_ms, fc_algo, fc_gflops = quiet(lambda: fastconv_ms(a.cli, args, a.reps))
         for peer in peers_for(shape, onednn, a.reps):
-            # Interleaved: fastconv is timed again right before each peer; its best median counts.
-            fc_ms = min(fc_ms, quiet(lambda: fastconv_ms(a.cli, args, a.reps))[0])
+            # Interleaved: fastconv is timed again right before each peer, and the pair gives the
+            # row's ratio: one median each, taken a moment apart (a best of several fastconv
+            # medians against one of the peer's would favour fastconv on this noisy VM).
+            fc_ms = quiet(lambda: fastconv_ms(a.cli, args, a.reps))[0]
             ms, note = quiet(lambda: run_peer(peer, a.reps))
             rows.append({"group": group, "args": args, "peer": peer[0], "peer_ms": ms, "note": note,
                          "fastconv_ms": fc_ms, "algo": fc_algo,
                          "gflop": fc_gflops * first_ms / 1e3})  # the problem's work, GFLOP
-    for r in rows:  # the final fastconv time of each shape for every row, and its rate
-        r["fastconv_ms"] = min(x["fastconv_ms"] for x in rows if x["args"] == r["args"])
+    for r in rows:
         r["gflops"] = r["gflop"] / (r["fastconv_ms"] / 1e3)
     seed = None
     if not a.no_seed004:
@@ -328,8 +328,8 @@ def main():
     cmd = "/usr/bin/python3 bench/compare.py " + " ".join(sys.argv[1:])
     out = [BEGIN, "## fastconv vs OpenCV, scipy, numpy, PyTorch and oneDNN", "",
            f"Command: `{cmd}`; machine: {model}, {cores} CPUs, {lanes}-lane FP32 SIMD; "
-           f"{THREADS} threads everywhere; median of {a.reps} runs, fastconv re-timed before each peer "
-           "(interleaved) and its best median kept. A timing during which the VM lost more than "
+           f"{THREADS} threads everywhere; median of {a.reps} runs, fastconv re-timed right before each peer "
+           "(interleaved): each row's ratio is that pair's, one median each. A timing during which the VM lost more than "
            f"{STEAL_LIMIT:.0%} of its CPU time to the hypervisor (steal in /proc/stat) was taken again, up to "
            f"{STEAL_TRIES} times, the fastest kept: {retaken[0]} retakes for {retaken[1]} timings in this run.",
            roof_text,
