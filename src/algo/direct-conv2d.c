@@ -41,9 +41,9 @@ struct conv2d_ctx {
     int64_t k_block;  /* output channels per task */
     int64_t k_blocks; /* per group */
     int whole_rows;   /* every output row as one call per four channels (fconv_direct_conv2d_whole_rows) */
-    /* FCONV_ROWS_STREAM for whole rows where the output is far larger than the caches and no
-     * epilogue reads it back, or 0. Each row is written once, so its lines need not be read
-     * in first: 2 threads, Zen 5, 4 alternated rounds, 8 x 3 -> 64 on 224^2 4.8-5.1 -> 4.3-4.4 ms. */
+    /* FCONV_ROWS_STREAM for whole rows where the output is far larger than the caches, or 0.
+     * Each row is written once, bias and ReLU included, so its lines need not be read in
+     * first: 2 threads, Zen 5, 4 alternated rounds, 8 x 3 -> 64 on 224^2 4.8-5.1 -> 4.3-4.4 ms. */
     int stream;
     int64_t p_blocks;
     struct fconv_direct_axis axis;
@@ -67,10 +67,12 @@ struct conv2d_ctx {
 static _Thread_local _Alignas(64) float whole_strip[WHOLE_STRIP_FLOATS];
 
 /* y (+)= nrows input rows (row rs[i] of channel cs[i] each) for channels [k0, k1), columns
- * [q0, q1): the same rows serve every group of four channels. flags: the kernel's. */
+ * [q0, q1): the same rows serve every group of four channels. flags: the kernel's; finish:
+ * the call completes these outputs, so the kernel adds the bias and applies ReLU as it
+ * stores them (else conv2d_task's epilogue does, once every call is in). */
 static void rows_call(const struct conv2d_ctx *ctx, float *yn, int64_t p, int64_t k0, int64_t k1, int64_t q0,
                       int64_t q1, const float *const *xs, const int64_t *cs, const int64_t *rs, size_t nrows,
-                      int flags) {
+                      int flags, int finish) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
     const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
     for (int64_t k = k0; k < k1; k += 4) {
@@ -79,8 +81,10 @@ static void rows_call(const struct conv2d_ctx *ctx, float *yn, int64_t p, int64_
         const float *ts[ROWS_PER_CALL];
         for (size_t t = 0; t < nk; t++) ys[t] = yn + ((k + (int64_t)t) * P + p) * Q + q0;
         for (size_t i = 0; i < nrows; i++) ts[i] = ctx->w + ((k * cg + cs[i]) * d->r + rs[i]) * d->s;
+        const float *bias = finish && ctx->bias ? ctx->bias + k : NULL;
+        const int relu = finish && d->activation == FCONV_ACTIVATION_RELU ? FCONV_ROWS_RELU : 0;
         ctx->plan->kernels->direct_rows(ys, nk, (size_t)(q1 - q0), xs, ts, 1, cg * d->r * d->s, nrows,
-                                        (size_t)d->s, (size_t)d->dilation_w, flags);
+                                        (size_t)d->s, (size_t)d->dilation_w, bias, flags | relu);
     }
 }
 
@@ -120,13 +124,13 @@ static void sum_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int6
             cs[nrows] = c;
             rs[nrows] = r;
             if (++nrows == ROWS_PER_CALL) {
-                rows_call(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags);
+                rows_call(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags, 0);
                 nrows = 0;
                 flags = FCONV_ROWS_ACCUMULATE;
             }
         }
     }
-    if (nrows) rows_call(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags);
+    if (nrows) rows_call(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags, 0);
 }
 
 /* Output row p of channels [k0, k1), columns [q0, q1) next to the padding (stride 1), as
@@ -277,7 +281,7 @@ static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, 
                 cs[nrows] = c;
                 rs[nrows++] = r;
             }
-        if (nrows) rows_call(ctx, yn, p, k0, k1, 0, Q, xs, cs, rs, nrows, ctx->stream); /* else conv2d_task zeroes it */
+        if (nrows) rows_call(ctx, yn, p, k0, k1, 0, Q, xs, cs, rs, nrows, ctx->stream, 1); /* else conv2d_task zeroes it */
     }
     if (ctx->stream) fconv_stream_fence();
 }
@@ -358,8 +362,10 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
                 }
             }
         }
-        /* The epilogue while the rows are in L1: bias (added last), then ReLU. */
-        for (int64_t k = k0; k < k1 && (ctx->bias || d->activation == FCONV_ACTIVATION_RELU); k++) {
+        /* The epilogue while the rows are in L1: bias (added last), then ReLU; whole rows had
+         * theirs from the kernel. */
+        const int finished = ctx->whole_rows && rows_inside;
+        for (int64_t k = k0; k < k1 && !finished && (ctx->bias || d->activation == FCONV_ACTIVATION_RELU); k++) {
             float *yrow = yn + (k * P + p) * Q;
             const float b = ctx->bias ? ctx->bias[k] : 0.0f;
             if (ctx->bias)
@@ -397,9 +403,8 @@ void fconv_direct_conv2d(const fconv_plan *plan, const float *x, const float *w,
         .k_block = k_block,
         .k_blocks = (kg + k_block - 1) / k_block,
         .whole_rows = whole,
-        .stream = whole && !d->has_bias && d->activation != FCONV_ACTIVATION_RELU &&
-                          4.0 * (double)d->n * (double)d->k * (double)(plan->out_h * plan->out_w) >=
-                              FCONV_STREAM_OUTPUT_BYTES ? FCONV_ROWS_STREAM : 0,
+        .stream = whole && 4.0 * (double)d->n * (double)d->k * (double)(plan->out_h * plan->out_w) >=
+                               FCONV_STREAM_OUTPUT_BYTES ? FCONV_ROWS_STREAM : 0,
         .p_blocks = (plan->out_h + DIRECT_P_BLOCK - 1) / DIRECT_P_BLOCK,
         .axis = {.taps = d->s, .stride = d->stride_w, .pad = d->pad_left,
                  .dilation = d->dilation_w, .in_w = d->w},

@@ -150,7 +150,7 @@ static void filter_row(const struct filter_ctx *ctx, int64_t i, int64_t jc) {
         if (++nrows == ROWS_PER_CALL || a == f->kh - 1) {
             float *const yk[1] = {yrow + ib * C};
             plan->kernels->direct_rows(yk, 1, (size_t)((ie - ib) * C), xs, ts, step, 0, nrows,
-                                       (size_t)f->kw, (size_t)C,
+                                       (size_t)f->kw, (size_t)C, NULL,
                                        accumulate ? FCONV_ROWS_ACCUMULATE : ctx->stream);
             accumulate = 1;
             nrows = 0;
@@ -159,7 +159,8 @@ static void filter_row(const struct filter_ctx *ctx, int64_t i, int64_t jc) {
     if (nrows > 0) { /* the last kernel row was outside: flush the rest */
         float *const yk[1] = {yrow + ib * C};
         plan->kernels->direct_rows(yk, 1, (size_t)((ie - ib) * C), xs, ts, step, 0, nrows,
-                                   (size_t)f->kw, (size_t)C, accumulate ? FCONV_ROWS_ACCUMULATE : ctx->stream);
+                                   (size_t)f->kw, (size_t)C, NULL,
+                                   accumulate ? FCONV_ROWS_ACCUMULATE : ctx->stream);
         accumulate = 1;
     }
     if (!accumulate || have_constant) /* every kernel row outside, or some under a constant */

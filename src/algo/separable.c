@@ -233,7 +233,7 @@ static void separable_row(const struct separable_ctx *c, int64_t i, float *restr
             taps[q] = &s->u[a + (int64_t)q];
         }
         float *const dst[1] = {timg};
-        plan->kernels->direct_rows(dst, 1, (size_t)n, rows, taps, 1, 0, nt, 1, 1, a > 0);
+        plan->kernels->direct_rows(dst, 1, (size_t)n, rows, taps, 1, 0, nt, 1, 1, NULL, a > 0);
     }
     /* Border columns: the vertical sums of the columns they copy (numpy.pad's
      * rule). */
@@ -253,7 +253,7 @@ static void separable_row(const struct separable_ctx *c, int64_t i, float *restr
     {
         const float *rows[1] = {t}, *taps[1] = {s->v};
         float *const dst[1] = {yrow};
-        plan->kernels->direct_rows(dst, 1, (size_t)m, rows, taps, 1, 0, 1, (size_t)d->kw, (size_t)ch, 0);
+        plan->kernels->direct_rows(dst, 1, (size_t)m, rows, taps, 1, 0, 1, (size_t)d->kw, (size_t)ch, NULL, 0);
     }
 }
 

@@ -22,18 +22,20 @@
  * Neither changes a bit of the result. */
 #define FCONV_ROWS_ACCUMULATE 1
 #define FCONV_ROWS_STREAM 2
+#define FCONV_ROWS_RELU 4 /* fconv_direct_rows_fn only: max(0, .) of each output as it is stored */
 
 /*
  * The direct algorithm's inner kernel. For k < nk (1..4) and e < n:
- *   y[k][e] = (flags & ACCUMULATE ? y[k][e] : 0)
- *             + sum_{a < kh} sum_{b < kw} tap_rows[a][b*tap_step + k*k_stride] * x_rows[a][e + b*dist]
+ *   s = (flags & ACCUMULATE ? y[k][e] : 0)
+ *       + sum_{a < kh} sum_{b < kw} tap_rows[a][b*tap_step + k*k_stride] * x_rows[a][e + b*dist]
+ *   y[k][e] = s (+ bias[k] where bias is not NULL; then max(0, .) with RELU, NaN staying NaN)
  * summed in the order (a, b) with multiply-adds (fused on SIMD ISAs). Reads x_rows[a][0 ..
  * n-1 + (kw-1)*dist] only; y rows must not overlap the inputs. No alignment required.
  */
 typedef void (*fconv_direct_rows_fn)(float *const *y, size_t nk, size_t n, const float *const *x_rows,
                                      const float *const *tap_rows, ptrdiff_t tap_step,
                                      ptrdiff_t k_stride, size_t kh, size_t kw, size_t dist,
-                                     int flags);
+                                     const float *bias, int flags);
 
 /*
  * The direct algorithm's filter2d kernel: nr (1..4) consecutive output rows of one kernel,
@@ -240,13 +242,13 @@ const struct fconv_kernels *fconv_kernels_exact(fconv_isa isa);
 /* The per-ISA kernels (kernels/direct/direct-rows.c compiled once per ISA). */
 void fconv_direct_rows_kernel__scalar(float *const *y, size_t nk, size_t n, const float *const *x_rows,
                                     const float *const *tap_rows, ptrdiff_t tap_step, ptrdiff_t k_stride,
-                                    size_t kh, size_t kw, size_t dist, int flags);
+                                    size_t kh, size_t kw, size_t dist, const float *bias, int flags);
 void fconv_direct_rows_kernel__avx2(float *const *y, size_t nk, size_t n, const float *const *x_rows,
                                     const float *const *tap_rows, ptrdiff_t tap_step, ptrdiff_t k_stride,
-                                    size_t kh, size_t kw, size_t dist, int flags);
+                                    size_t kh, size_t kw, size_t dist, const float *bias, int flags);
 void fconv_direct_rows_kernel__avx512(float *const *y, size_t nk, size_t n, const float *const *x_rows,
                                     const float *const *tap_rows, ptrdiff_t tap_step, ptrdiff_t k_stride,
-                                    size_t kh, size_t kw, size_t dist, int flags);
+                                    size_t kh, size_t kw, size_t dist, const float *bias, int flags);
 void fconv_direct_filter_rows_kernel__scalar(float *const *y, size_t nr, size_t n,
                                     const float *const *x_rows, const float *const *tap_rows,
                                     ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int flags);

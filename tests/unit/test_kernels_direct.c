@@ -15,9 +15,13 @@
 
 #define MAX_KH 70 /* beyond the drivers' 64 rows per call, so the kernel sees any count */
 
-/* One random case of the kernel: compare `k` against float64, and against scalar. */
+/* One random case of the kernel: compare `k` against float64, and against scalar. flags:
+ * the kernel's (ACCUMULATE, RELU); with_bias: a random bias per row. */
 static void check_case(const struct fconv_kernels *k, size_t nk, size_t n, size_t kh, size_t kw,
-                       size_t dist, ptrdiff_t tap_step, int accumulate) {
+                       size_t dist, ptrdiff_t tap_step, int flags, int with_bias) {
+    const int accumulate = flags & FCONV_ROWS_ACCUMULATE, relu = (flags & FCONV_ROWS_RELU) != 0;
+    float bias[4];
+    test_fill_random(bias, 4);
     const struct fconv_kernels *ref = fconv_kernels_exact(FCONV_ISA_SCALAR);
     const ptrdiff_t k_stride = (ptrdiff_t)(kh * kw) + 3; /* channels' taps not adjacent */
     size_t xlen = n + (kw - 1) * dist; /* exactly what the contract lets the kernel read */
@@ -40,8 +44,8 @@ static void check_case(const struct fconv_kernels *k, size_t nk, size_t n, size_
         memcpy(y[c], y0[c], sizeof(float) * n);
         memcpy(ys[c], y0[c], sizeof(float) * n);
     }
-    k->direct_rows(y, nk, n, xs, ts, tap_step, k_stride, kh, kw, dist, accumulate);
-    ref->direct_rows(ys, nk, n, xs, ts, tap_step, k_stride, kh, kw, dist, accumulate);
+    k->direct_rows(y, nk, n, xs, ts, tap_step, k_stride, kh, kw, dist, with_bias ? bias : NULL, flags);
+    ref->direct_rows(ys, nk, n, xs, ts, tap_step, k_stride, kh, kw, dist, with_bias ? bias : NULL, flags);
     double worst = 0.0;
     for (size_t c = 0; c < nk; c++) {
         for (size_t e = 0; e < n; e++) {
@@ -52,14 +56,19 @@ static void check_case(const struct fconv_kernels *k, size_t nk, size_t n, size_
                     sum += t * xs[a][e + b * dist];
                     mag += fabs(t * xs[a][e + b * dist]);
                 }
-            /* float32 accumulation of kh*kw+1 terms: |error| <= (terms) * eps * sum|terms| */
-            double bound = (double)(kh * kw + 1) * FLT_EPSILON * mag + 1e-30;
+            if (with_bias) {
+                sum += bias[c];
+                mag += fabs(bias[c]);
+            }
+            if (relu && sum < 0.0) sum = 0.0; /* moves no value further from its reference */
+            /* float32 accumulation of kh*kw+2 terms: |error| <= (terms) * eps * sum|terms| */
+            double bound = (double)(kh * kw + 2) * FLT_EPSILON * mag + 1e-30;
             double err = fabs(y[c][e] - sum), diff = fabs((double)y[c][e] - ys[c][e]);
             if (err > worst) worst = err;
             CHECKF(err <= bound && diff <= 2 * bound,
-                   "%s nk=%zu n=%zu kh=%zu kw=%zu dist=%zu step=%td acc=%d: y[%zu][%zu]=%g ref=%.9g "
+                   "%s nk=%zu n=%zu kh=%zu kw=%zu dist=%zu step=%td flags=%d bias=%d: y[%zu][%zu]=%g ref=%.9g "
                    "scalar=%g bound=%g",
-                   k->name, nk, n, kh, kw, dist, tap_step, accumulate, c, e, y[c][e], sum, ys[c][e], bound);
+                   k->name, nk, n, kh, kw, dist, tap_step, flags, with_bias, c, e, y[c][e], sum, ys[c][e], bound);
             if (err > bound || diff > 2 * bound) goto done; /* one line per broken case */
         }
     }
@@ -83,11 +92,13 @@ static void test_kernel_all_isas(void) {
         for (size_t n = 0; n <= 2 * 8 * 16 + 17; n++) {
             size_t nk = (size_t)test_rand_int(1, 4), kh = (size_t)test_rand_int(1, 5);
             size_t kw = (size_t)test_rand_int(1, 8), dist = (size_t)test_rand_int(1, 3);
-            check_case(k, nk, n, kh, kw, dist, test_rand_int(0, 1) ? 1 : -1, (int)test_rand_int(0, 1));
+            const int flags = (test_rand_int(0, 1) ? FCONV_ROWS_ACCUMULATE : 0) | (test_rand_int(0, 1) ? FCONV_ROWS_RELU : 0);
+            check_case(k, nk, n, kh, kw, dist, test_rand_int(0, 1) ? 1 : -1, flags, (int)test_rand_int(0, 1));
         }
-        check_case(k, 1, 1000, 1, 255, 1, 1, 0); /* a long 1D kernel */
-        check_case(k, 4, 77, MAX_KH, 3, 1, 1, 1); /* many rows: a conv2d's C*R */
-        check_case(k, 1, 300, 11, 11, 3, -1, 0);  /* 11x11 filter, 3 interleaved channels */
+        check_case(k, 1, 1000, 1, 255, 1, 1, 0, 0); /* a long 1D kernel */
+        check_case(k, 4, 77, MAX_KH, 3, 1, 1, FCONV_ROWS_ACCUMULATE, 0); /* many rows: a conv2d's C*R */
+        check_case(k, 1, 300, 11, 11, 3, -1, 0, 0);  /* 11x11 filter, 3 interleaved channels */
+        check_case(k, 4, 200, 9, 3, 1, 1, FCONV_ROWS_RELU, 1); /* a conv2d layer's epilogue */
     }
 }
 
@@ -125,7 +136,7 @@ static void check_filter_rows(const struct fconv_kernels *k, size_t nr, size_t n
                n, kh, kw, accumulate, r);
     for (size_t r = 0; r < nr; r++) {
         float *const yr[1] = {y1[r]};
-        k->direct_rows(yr, 1, n, xs + r, ts, tap_step, 0, kh, kw, dist, accumulate);
+        k->direct_rows(yr, 1, n, xs + r, ts, tap_step, 0, kh, kw, dist, NULL, accumulate);
         CHECKF(n == 0 || memcmp(y[r], y1[r], sizeof(float) * n) == 0,
                "%s filter_rows nr=%zu n=%zu kh=%zu kw=%zu dist=%zu step=%td acc=%d: row %zu differs "
                "from the one-row kernel", k->name, nr, n, kh, kw, dist, tap_step, accumulate, r);
@@ -183,8 +194,11 @@ static void check_streamed_row(const struct fconv_kernels *k, size_t nk, size_t 
         ys[r] = ys_buf[r] + (offset * 7 + (same_alignment ? 0 : r)) % 16;
     }
     const ptrdiff_t k_stride = (ptrdiff_t)(kh * kw);
-    k->direct_rows(y, nk, n, xs, ts, 1, k_stride, kh, kw, dist, 0);
-    k->direct_rows(ys, nk, n, xs, ts, 1, k_stride, kh, kw, dist, FCONV_ROWS_STREAM);
+    float bias[4];
+    test_fill_random(bias, 4);
+    const int relu = offset % 3 ? FCONV_ROWS_RELU : 0; /* the epilogue on streamed blocks too */
+    k->direct_rows(y, nk, n, xs, ts, 1, k_stride, kh, kw, dist, offset % 2 ? bias : NULL, relu);
+    k->direct_rows(ys, nk, n, xs, ts, 1, k_stride, kh, kw, dist, offset % 2 ? bias : NULL, relu | FCONV_ROWS_STREAM);
     for (size_t r = 0; r < nk; r++)
         CHECKF(memcmp(y[r], ys[r], sizeof(float) * n) == 0,
                "%s streamed rows nk=%zu n=%zu kh=%zu kw=%zu dist=%zu same alignment %d: row %zu differs from "
