@@ -190,7 +190,9 @@ static void check_streamed_row(const struct fconv_kernels *k, size_t nk, size_t 
     float *y[4], *ys_buf[4], *ys[4];
     for (size_t r = 0; r < nk; r++) {
         y[r] = malloc(sizeof(float) * n);
-        ys_buf[r] = aligned_alloc(64, sizeof(float) * (n + 32));
+        void *buf = NULL;
+        CHECK(posix_memalign(&buf, 64, sizeof(float) * (n + 32)) == 0);
+        ys_buf[r] = buf;
         ys[r] = ys_buf[r] + (offset * 7 + (same_alignment ? 0 : r)) % 16;
     }
     const ptrdiff_t k_stride = (ptrdiff_t)(kh * kw);
