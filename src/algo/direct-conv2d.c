@@ -15,7 +15,6 @@
  * (other strides) each tap only touches the columns it reads inside the input
  * (fconv_direct_rows_strided).
  */
-#include <string.h>
 
 #include "algo/direct.h"
 #include "core/dispatch.h"
@@ -108,15 +107,9 @@ static void sum_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int6
             int64_t ih = p * d->stride_h - d->pad_top + r * d->dilation_h;
             if (ih < 0 || ih >= d->h) continue; /* a padding row: contributes zero */
             const float *xrow = xg + (c * d->h + ih) * d->w;
-            if (strip) {
-                /* srow[e] = xrow[q0 - pad_left + e], zero outside the row: e in [lo, hi) inside */
+            if (strip) { /* srow[e] = xrow[q0 - pad_left + e], zero outside the row */
                 float *srow = strip + (int64_t)nrows * width;
-                const int64_t first = q0 - d->pad_left;
-                const int64_t lo = fconv_direct_min(fconv_direct_max(-first, 0), width);
-                const int64_t hi = fconv_direct_max(fconv_direct_min(d->w - first, width), lo);
-                memset(srow, 0, (size_t)lo * sizeof(float));
-                memcpy(srow + lo, xrow + first + lo, (size_t)(hi - lo) * sizeof(float));
-                memset(srow + hi, 0, (size_t)(width - hi) * sizeof(float));
+                fconv_copy_padded_row(srow, width, xrow, d->w, q0 - d->pad_left);
                 xs[nrows] = srow;
             } else {
                 xs[nrows] = xrow + (q0 - d->pad_left);
@@ -185,16 +178,12 @@ static int strip_fits(const fconv_plan *plan, int64_t rows_per_channel) {
  * rows outside the image are left as they are (nothing reads them). */
 static void copy_strip_rows(const fconv_conv2d_desc *d, const float *xg, int64_t cg, int64_t top, int64_t span,
                             int64_t width, float *strip) {
-    const int64_t lo = fconv_direct_min(d->pad_left, width);
-    const int64_t hi = fconv_direct_max(fconv_direct_min(d->w + d->pad_left, width), lo);
     for (int64_t c = 0; c < cg; c++)
         for (int64_t i = 0; i < span; i++) {
             const int64_t ih = top + i;
-            if (ih < 0 || ih >= d->h) continue;
-            float *srow = strip + (c * span + i) * width;
-            memset(srow, 0, (size_t)lo * sizeof(float));
-            memcpy(srow + lo, xg + (c * d->h + ih) * d->w + (lo - d->pad_left), (size_t)(hi - lo) * sizeof(float));
-            memset(srow + hi, 0, (size_t)(width - hi) * sizeof(float));
+            if (ih >= 0 && ih < d->h)
+                fconv_copy_padded_row(strip + (c * span + i) * width, width, xg + (c * d->h + ih) * d->w, d->w,
+                                      -d->pad_left);
         }
 }
 

@@ -240,19 +240,10 @@ static void pad_row_task(const void *vctx, size_t task) {
     const struct pad_ctx *pc = vctx;
     const struct ig_geometry *g = pc->g;
     const int64_t n = (int64_t)task / g->hp, i = (int64_t)task % g->hp, ih = i - pc->pt;
-    /* columns [j0, j1) hold input columns j - pl, the others are padding */
-    const int64_t j0 = pc->pl < g->wp ? pc->pl : g->wp;
-    const int64_t j1 = g->w + pc->pl < g->wp ? g->w + pc->pl : g->wp;
     for (int64_t c = 0; c < g->c; c++) {
         float *dst = pc->padded + ((n * g->c + c) * g->hp + i) * g->wp;
-        if (ih < 0 || ih >= g->h) {
-            memset(dst, 0, (size_t)g->wp * sizeof *dst);
-            continue;
-        }
-        const float *src = pc->x + ((n * g->c + c) * g->h + ih) * g->w;
-        memset(dst, 0, (size_t)j0 * sizeof *dst);
-        memcpy(dst + j0, src, (size_t)(j1 - j0) * sizeof *dst);
-        memset(dst + j1, 0, (size_t)(g->wp - j1) * sizeof *dst);
+        if (ih < 0 || ih >= g->h) memset(dst, 0, (size_t)g->wp * sizeof *dst);
+        else fconv_copy_padded_row(dst, g->wp, pc->x + ((n * g->c + c) * g->h + ih) * g->w, g->w, -pc->pl);
     }
 }
 

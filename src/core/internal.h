@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "fastconv.h"
 
@@ -163,6 +164,19 @@ static inline size_t fconv_caller_workspace_bytes(size_t algo_bytes) {
 
 /* Round up to a multiple of 64 (workspace sub-buffers start on cache lines). */
 static inline size_t fconv_round_up_64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* dst[e] = src[first + e] where 0 <= first + e < w, else 0, for e < width: a zero-padded
+ * copy of part of an input row of w floats (first < 0: padding on the left), as the direct
+ * and implicit-GEMM conv2d strips read it. */
+static inline void fconv_copy_padded_row(float *dst, int64_t width, const float *src, int64_t w, int64_t first) {
+    int64_t lo = first < 0 ? -first : 0, hi = w - first;
+    if (lo > width) lo = width;
+    if (hi > width) hi = width;
+    if (hi < lo) hi = lo;
+    memset(dst, 0, (size_t)lo * sizeof *dst);
+    if (hi > lo) memcpy(dst + lo, src + first + lo, (size_t)(hi - lo) * sizeof *dst);
+    memset(dst + hi, 0, (size_t)(width - hi) * sizeof *dst);
+}
 
 /* Outputs at least this large leave through non-temporal stores where an algorithm can write
  * them so (fft-rows, fft-cols, Winograd, the conv2d GEMMs): a smaller one stays cached for
