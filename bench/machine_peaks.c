@@ -4,7 +4,10 @@
  * (12 independent FMA chains per thread of the widest vector it is compiled for, AVX-512 or
  * AVX2, all threads at once) and the memory bandwidth of a 256 MiB -> 256 MiB copy on all
  * threads with ordinary and with non-temporal stores. Prints "fma_gflops copy_gbs stream_gbs
- * lanes". Built and run by bench/compare.py, with AVX-512 where the CPU has it:
+ * lanes stream_median_gbs": the roofs from each copy's fastest of 10 runs, and the median of
+ * the 10 non-temporal ones, which compare.py holds a median time against (this VM's
+ * bandwidth swings by 2x from one minute to the next). Built and run by bench/compare.py,
+ * with AVX-512 where the CPU has it:
  *
  *   gcc -O3 -mavx512f -mfma -fopenmp bench/machine_peaks.c -o /tmp/machine_peaks   (or -mavx2)
  */
@@ -77,7 +80,7 @@ int main(void) {
     if (!a || !b) return 1;
 #pragma omp parallel for
     for (size_t i = 0; i < n; i++) a[i] = b[i] = (float)(i & 1023);
-    double gbs[2];
+    double gbs[2], times[10];
     for (int stream = 0; stream < 2; stream++) {
         best = 1e30;
         for (int rep = 0; rep < 10; rep++) {
@@ -90,10 +93,18 @@ int main(void) {
             }
             t = now() - t;
             if (t < best) best = t;
+            times[rep] = t;
         }
         gbs[stream] = 2.0 * (double)n * sizeof(float) / best / 1e9;
     }
-    printf("%.1f %.1f %.1f %d\n", fma, gbs[0], gbs[1], LANES);
+    for (int i = 1; i < 10; i++) /* the non-temporal times sorted, for their median */
+        for (int j = i; j > 0 && times[j] < times[j - 1]; j--) {
+            double swap = times[j];
+            times[j] = times[j - 1];
+            times[j - 1] = swap;
+        }
+    double median = 2.0 * (double)n * sizeof(float) / ((times[4] + times[5]) / 2) / 1e9;
+    printf("%.1f %.1f %.1f %d %.1f\n", fma, gbs[0], gbs[1], LANES, median);
     free(a);
     free(b);
     return sink == 12345.0f;
