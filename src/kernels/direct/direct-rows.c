@@ -151,10 +151,10 @@ static ALWAYS_INLINE void row_block_shifted(const struct rows_args *r, size_t e,
 
 /* Every column of nk rows: wide blocks, then pairs and single vectors, then the last few
  * columns. With stream (rows at one alignment), a head of partial vectors first so the wide
- * blocks store aligned. The last columns, where the row is at least a vector long and y is written (not
- * accumulated), are the row's last whole vector: it recomputes some columns already
- * written, with the same taps in the same order, so the same bits. The partial-vector
- * block is kept for the rest: GCC keeps its accumulators on the stack, stored and reloaded
+ * blocks store aligned. The last columns, where the row is at least a vector long and y is
+ * written (not accumulated), are the row's last whole vector: it recomputes some columns
+ * already written, with the same taps in the same order, so the same bits. The
+ * partial-vector block is kept for the rest: GCC keeps its accumulators on the stack, stored and reloaded
  * at every tap (a 14-lane tail was ~20% of a 3 -> 64 channel 224^2 layer's kernel time). */
 #define LAST_COLUMNS(block, n, e)                                                      \
     do {                                                                               \
