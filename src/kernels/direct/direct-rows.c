@@ -154,8 +154,9 @@ static ALWAYS_INLINE void row_block_shifted(const struct rows_args *r, size_t e,
  * blocks store aligned. The last columns, where the row is at least a vector long and y is
  * written (not accumulated), are the row's last whole vector: it recomputes some columns
  * already written, with the same taps in the same order, so the same bits. The
- * partial-vector block is kept for the rest: GCC keeps its accumulators on the stack, stored and reloaded
- * at every tap (a 14-lane tail was ~20% of a 3 -> 64 channel 224^2 layer's kernel time). */
+ * partial-vector block is kept for the rest: GCC keeps its accumulators on the stack, stored
+ * and reloaded at every tap (a 14-lane tail was ~20% of a 3 -> 64 channel 224^2 layer's
+ * kernel time). */
 #define LAST_COLUMNS(block, n, e)                                                      \
     do {                                                                               \
         if ((e) < (n) && !r->accumulate && (n) >= VF_LANES) block((n) - VF_LANES, 0);  \
