@@ -26,7 +26,7 @@ static double now(void) {
 static void run(const struct fconv_kernels *kern, int threads, int prepacked, size_t m, size_t n, size_t k,
                 const float *a, const float *packed, const float *b, float *c) {
     if (prepacked)
-        fconv_gemm_prepacked(kern, threads, m, n, k, packed, b, n, c, n, 0);
+        fconv_gemm_prepacked(kern, threads, m, n, k, packed, b, n, c, n, 0, NULL, 0);
     else
         fconv_gemm(threads, 0, 0, m, n, k, a, k, b, n, 0, c, n);
 }

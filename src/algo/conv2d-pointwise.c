@@ -4,7 +4,6 @@
  */
 #include "algo/conv2d-pointwise.h"
 
-#include "algo/conv2d-epilogue.h"
 #include "core/cost-model.h"
 #include "core/dispatch.h"
 #include "kernels/gemm/gemm.h"
@@ -63,9 +62,8 @@ void fconv_conv2d_gemm_group(const fconv_plan *plan, int64_t n, int64_t g, const
     int relu = d->activation == FCONV_ACTIVATION_RELU;
     float *yg = y + (n * d->k + g * kg) * pixels;
     fconv_gemm_prepacked(plan->kernels, plan->threads, (size_t)kg, (size_t)pixels, (size_t)depth, wg, cols,
-                         (size_t)pixels, yg, (size_t)pixels, fconv_conv2d_gemm_streams(plan, pixels));
-    if (bias || relu)
-        fconv_conv2d_bias_relu(plan->threads, yg, kg, pixels, bias ? bias + g * kg : NULL, relu);
+                         (size_t)pixels, yg, (size_t)pixels, fconv_conv2d_gemm_streams(plan, pixels),
+                         bias ? bias + g * kg : NULL, relu);
 }
 
 /* An input this small stays in L2 from one run to the next and while every sliver of

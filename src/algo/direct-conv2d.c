@@ -354,14 +354,9 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
         /* The epilogue while the rows are in L1: bias (added last), then ReLU; whole rows had
          * theirs from the kernel. */
         const int finished = ctx->whole_rows && rows_inside;
-        for (int64_t k = k0; k < k1 && !finished && (ctx->bias || d->activation == FCONV_ACTIVATION_RELU); k++) {
-            float *yrow = yn + (k * P + p) * Q;
-            const float b = ctx->bias ? ctx->bias[k] : 0.0f;
-            if (ctx->bias)
-                for (int64_t q = 0; q < Q; q++) yrow[q] += b;
-            if (d->activation == FCONV_ACTIVATION_RELU)
-                for (int64_t q = 0; q < Q; q++) yrow[q] = yrow[q] < 0.0f ? 0.0f : yrow[q]; /* NaN stays */
-        }
+        for (int64_t k = k0; k < k1 && !finished && (ctx->bias || d->activation == FCONV_ACTIVATION_RELU); k++)
+            fconv_bias_relu_row(yn + (k * P + p) * Q, Q, ctx->bias ? ctx->bias + k : NULL,
+                                d->activation == FCONV_ACTIVATION_RELU);
     }
 }
 

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "algo/conv2d-epilogue.h"
 #include "algo/conv2d-pointwise.h"
 #include "algo/filter-lowering.h"
 #include "core/cost-model.h"
@@ -224,18 +223,8 @@ static void output_row_task(const void *vctx, size_t row) {
                        r > 0, out, (size_t)pixels);
     }
     if (!rc->bias && !rc->relu) return;
-    for (int64_t k = 0; k < rc->kg; k++) {
-        float *restrict o = out + k * pixels;
-        float b = rc->bias ? rc->bias[k] : 0.0f;
-        if (rc->relu) {
-            for (int64_t q = 0; q < m->q; q++) {
-                float v = o[q] + b;
-                o[q] = v < 0.0f ? 0.0f : v; /* NaN stays NaN */
-            }
-        } else {
-            for (int64_t q = 0; q < m->q; q++) o[q] += b;
-        }
-    }
+    for (int64_t k = 0; k < rc->kg; k++)
+        fconv_bias_relu_row(out + k * pixels, m->q, rc->bias ? rc->bias + k : NULL, rc->relu);
 }
 
 static void output_rows(int threads, struct rows_ctx *rc) {

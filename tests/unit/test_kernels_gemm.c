@@ -2,7 +2,8 @@
  * test_kernels_gemm.c — fastconv's own GEMM (kernels/gemm: the packed driver and the per-ISA
  * micro-kernel) on every ISA this machine runs, against a float64 reference, on shapes that
  * cross every MR / NR / KC / tile remainder, both transposes and accumulate; results must be
- * bit-identical for 1 and 2 threads. ISAs the CPU lacks are reported as skipped.
+ * bit-identical for 1 and 2 threads, and with A packed beforehand, streamed or with the fused
+ * bias / ReLU epilogue. ISAs the CPU lacks are reported as skipped.
  */
 #include <float.h>
 
@@ -53,7 +54,7 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
         fconv_gemm_pack_a(kern, m, k, a, lda, ap);
         for (int threads = 1; threads <= 3; threads += 2) {
             memcpy(c2, c0, sizeof(float) * m * ldc);
-            fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, c2, ldc, 0);
+            fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, c2, ldc, 0, NULL, 0);
             CHECKF(memcmp(c1, c2, sizeof(float) * m * ldc) == 0,
                    "%s m=%zu n=%zu k=%zu: prepacked A on %d threads differs", kern->name, m, n, k, threads);
         }
@@ -63,16 +64,35 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
         float *cs = fconv_alloc_aligned(sizeof(float) * (m * lds + 1));
         for (int threads = 1; threads <= 2; threads++) {
             test_fill_random(cs, m * lds);
-            fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, cs, lds, 1);
+            fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, cs, lds, 1, NULL, 0);
             int same = 1;
             for (size_t i = 0; i < m; i++) same &= memcmp(c1 + i * ldc, cs + i * lds, sizeof(float) * n) == 0;
             CHECKF(same, "%s m=%zu n=%zu k=%zu: prepacked A streamed (aligned C) on %d threads differs", kern->name,
                    m, n, k, threads);
         }
         memcpy(c2, c0, sizeof(float) * m * ldc);
-        fconv_gemm_prepacked(kern, 2, m, n, k, ap, b, ldb, c2, ldc, 1);
+        fconv_gemm_prepacked(kern, 2, m, n, k, ap, b, ldb, c2, ldc, 1, NULL, 0);
         CHECKF(memcmp(c1, c2, sizeof(float) * m * ldc) == 0, "%s m=%zu n=%zu k=%zu: prepacked A streamed differs",
                kern->name, m, n, k);
+        /* The fused epilogue (bias, ReLU, each and both) on 1 and 3 threads: C = A B, then
+         * fconv_bias_relu_row on every row, bit for bit, over several k steps too; the
+         * padding between rows of C untouched. */
+        float *bias = malloc(sizeof(float) * (m + 1));
+        test_fill_random(bias, m + 1);
+        for (int e = 1; e < 4; e++) {
+            const float *bi = e & 1 ? bias : NULL;
+            const int relu = e >> 1;
+            memcpy(c3, c1, sizeof(float) * m * ldc);
+            for (size_t i = 0; i < m; i++) fconv_bias_relu_row(c3 + i * ldc, (int64_t)n, bi ? bi + i : NULL, relu);
+            for (int threads = 1; threads <= 3; threads += 2) {
+                memcpy(c2, c0, sizeof(float) * m * ldc);
+                fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, c2, ldc, 1, bi, relu);
+                CHECKF(memcmp(c3, c2, sizeof(float) * m * ldc) == 0,
+                       "%s m=%zu n=%zu k=%zu: prepacked A with bias %d relu %d on %d threads differs", kern->name,
+                       m, n, k, bi != NULL, relu, threads);
+            }
+        }
+        free(bias);
         fconv_free_aligned(cs);
         fconv_free_aligned(ap);
     }

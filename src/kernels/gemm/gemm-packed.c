@@ -51,6 +51,8 @@ struct packed_ctx {
     const float *a, *b;
     const float *a_packed;  /* all of A packed by fconv_gemm_pack_a, or NULL */
     float *c;
+    const float *bias;      /* epilogue (fconv_gemm_prepacked): row i's bias[i], or NULL */
+    int relu;               /* epilogue: then max(0, .) */
 };
 
 /* A rows [i0, i0+rows) x k [p0, p0+kc) into MR-row slivers at `to`, k-major, zero past `rows`. */
@@ -197,6 +199,13 @@ static void packed_job(const void *vctx, size_t job) {
                         sliver_product(g, kc, a_block + is * kc, pack_b + js * kc, store, rows - is < mr ? rows - is : mr,
                                        live_n, g->c + (i0 + is) * g->ldc + j0 + jc + js);
                 }
+                /* The epilogue on the block's last k step, while its rows of C are in L2:
+                 * as a pass of its own over C it read and wrote C in memory once more
+                 * (2 threads, Zen 5: 8 x 64 x 56^2 -> 256 1x1 with ReLU 2.8-2.9 ms, 2.2
+                 * without). */
+                for (size_t i = i0; (g->bias || g->relu) && p0 + kc >= g->k && i < i0 + rows; i++)
+                    fconv_bias_relu_row(g->c + i * g->ldc + j0 + jc, (int64_t)cols, g->bias ? g->bias + i : NULL,
+                                        g->relu);
             }
         }
     }
@@ -229,7 +238,7 @@ static double job_cost(size_t m, size_t n, size_t k, size_t mr, size_t nr, size_
 
 static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a, int trans_b, size_t m, size_t n,
                      size_t k, const float *a, size_t lda, const float *a_packed, const float *b, size_t ldb,
-                     int accumulate, int stream, float *c, size_t ldc) {
+                     int accumulate, int stream, float *c, size_t ldc, const float *bias, int relu) {
     /* The job grid with the smallest largest job, at most one job per thread: columns
      * blocks of at least MIN_JOB_COLS (each packs only its own B columns), row groups where
      * the columns run out or would split unevenly (1 x 196 columns cut in two was 128 + 68;
@@ -247,7 +256,7 @@ static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a,
     if (n_blocks > slivers) n_blocks = slivers;
     if (groups > row_slivers) groups = row_slivers;
     struct packed_ctx g = {kern, trans_a, trans_b, accumulate, stream && !accumulate && c_written_once(k),
-                           m, n, k, lda, ldb, ldc, k_step(k), n_blocks, groups, a, b, a_packed, c};
+                           m, n, k, lda, ldb, ldc, k_step(k), n_blocks, groups, a, b, a_packed, c, bias, relu};
     fconv_parallel_1d(threads, groups * n_blocks, packed_job, &g);
 }
 
@@ -265,7 +274,7 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
         zero_c(m, n, accumulate, c, ldc);
         return;
     }
-    run_jobs(kern, threads, trans_a, trans_b, m, n, k, a, lda, NULL, b, ldb, accumulate, 0, c, ldc);
+    run_jobs(kern, threads, trans_a, trans_b, m, n, k, a, lda, NULL, b, ldb, accumulate, 0, c, ldc, NULL, 0);
 }
 
 /*
@@ -307,11 +316,15 @@ void fconv_gemm_pack_a(const struct fconv_kernels *kern, size_t m, size_t k, con
 }
 
 void fconv_gemm_prepacked(const struct fconv_kernels *kern, int threads, size_t m, size_t n, size_t k,
-                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc, int stream) {
+                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc, int stream,
+                          const float *bias, int relu) {
     if (m == 0 || n == 0) return;
     if (k == 0) {
         zero_c(m, n, 0, c, ldc);
+        for (size_t i = 0; (bias || relu) && i < m; i++)
+            fconv_bias_relu_row(c + i * ldc, (int64_t)n, bias ? bias + i : NULL, relu);
         return;
     }
-    run_jobs(kern, threads, 0, 0, m, n, k, NULL, 0, a_packed, b, ldb, 0, stream, c, ldc);
+    run_jobs(kern, threads, 0, 0, m, n, k, NULL, 0, a_packed, b, ldb, 0, stream && !bias && !relu, c, ldc, bias,
+             relu);
 }

@@ -44,7 +44,9 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
  * C = A B (m x n, no accumulate) from it as fconv_gemm_packed would, bit for bit, without
  * packing A again. With `stream`, C's vector-aligned tiles leave through non-temporal stores
  * (fenced before it returns) where k takes one pass: for a C that is not read again soon
- * and would only push everything else out of the caches. */
+ * and would only push everything else out of the caches. Epilogue: C[i][j] = act(C[i][j] +
+ * bias[i]) (bias NULL: none; relu: max(0, .); fconv_bias_relu_row's bits), applied to each
+ * block of C as its last k step completes; it rules out `stream`. */
 size_t fconv_gemm_packed_a_floats(const struct fconv_kernels *kern, size_t m, size_t k);
 /* How fconv_gemm_prepacked's write of C is charged by its cost. */
 enum fconv_gemm_c_write {
@@ -61,6 +63,7 @@ double fconv_gemm_prepacked_seconds(const struct fconv_kernels *kern, double m, 
 void fconv_gemm_pack_a(const struct fconv_kernels *kern, size_t m, size_t k, const float *a, size_t lda,
                        float *packed);
 void fconv_gemm_prepacked(const struct fconv_kernels *kern, int threads, size_t m, size_t n, size_t k,
-                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc, int stream);
+                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc, int stream,
+                          const float *bias, int relu);
 
 #endif
