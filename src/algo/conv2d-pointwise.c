@@ -51,8 +51,8 @@ const float *fconv_conv2d_group_weights(const fconv_plan *plan, int64_t g, int64
  * ms, -> 64 1.5 -> 1.08, 8 x 128 x 28^2 -> 512 4.6 -> 3.9-4.3. */
 int fconv_conv2d_gemm_streams(const fconv_plan *plan, int64_t pixels) {
     const fconv_conv2d_desc *d = &plan->conv2d;
-    return 4.0 * (double)d->n * (double)d->k * (double)pixels >= FCONV_STREAM_OUTPUT_BYTES && !d->has_bias &&
-           d->activation == FCONV_ACTIVATION_NONE && pixels % (int64_t)plan->kernels->lanes == 0;
+    return 4.0 * (double)d->n * (double)d->k * (double)pixels >= FCONV_STREAM_OUTPUT_BYTES &&
+           pixels % (int64_t)plan->kernels->lanes == 0;
 }
 
 void fconv_conv2d_gemm_group(const fconv_plan *plan, int64_t n, int64_t g, const float *cols, int64_t depth,
@@ -73,7 +73,6 @@ void fconv_conv2d_gemm_group(const fconv_plan *plan, int64_t n, int64_t g, const
 double fconv_conv2d_pointwise_seconds(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     const double kg = (double)(d->k / d->groups), depth = (double)(d->c / d->groups), pixels = (double)(d->h * d->w);
-    const double threads = plan->threads > 1 ? plan->threads : 1;
     const double bytes = 4.0 * (double)d->n * pixels * (double)(d->c + d->k);
     /* A cached batch whose input (B) sits in L2: the stores of C go on behind the
      * multiply-adds (2 threads, 64 -> 256 on 56^2 ran in 0.47 ms, its products alone at 110
@@ -86,7 +85,6 @@ double fconv_conv2d_pointwise_seconds(const fconv_plan *plan) {
         : bytes <= FCONV_CACHED_BYTES && input_bytes <= POINTWISE_INPUT_L2_BYTES ? FCONV_GEMM_C_HIDDEN
                                                                                      : FCONV_GEMM_C_COPIED;
     double per_block = fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, plan->threads, c_write);
-    if (d->has_bias || d->activation) per_block += fconv_stream_seconds(8.0 * kg * pixels) / threads;
     /* The micro-kernel reads the input (B) in place, depth rows at once, too many streams for
      * the hardware prefetchers: from memory, the read is not hidden behind the FMAs
      * (implicit-gemm prefetches its input and keeps its speed). */

@@ -34,15 +34,15 @@ const float *fconv_conv2d_group_weights(const fconv_plan *plan, int64_t g, int64
 
 /* Image n, group g of a conv2d whose column matrix cols (depth x pixels, row-major) is at
  * hand: Y[n][g] = W_g · cols on the plan's threads from W_g packed (wg, from
- * fconv_conv2d_group_weights), then bias and ReLU. For a 1x1 layer cols is the input
+ * fconv_conv2d_group_weights), bias and ReLU applied as C is stored. For a 1x1 layer cols is the input
  * itself; im2col passes its lowered matrix. */
 void fconv_conv2d_gemm_group(const fconv_plan *plan, int64_t n, int64_t g, const float *cols, int64_t depth,
                              int64_t pixels, const float *wg, const float *bias, float *y);
 
 /* Whether fconv_conv2d_gemm_group writes Y through non-temporal stores: where the layer's
  * whole output (every image) takes at least 8 MiB, so it would not stay cached for whoever
- * reads it next anyway, no epilogue (bias, ReLU) reads it back at once, and every output
- * plane (`pixels` floats) starts on a vector boundary. For the cost models. */
+ * reads it next anyway, and every output plane (`pixels` floats) starts on a vector
+ * boundary (bias and ReLU ride on the stores). For the cost models. */
 int fconv_conv2d_gemm_streams(const fconv_plan *plan, int64_t pixels);
 
 /* Estimated seconds of fconv_conv2d_pointwise on the plan's threads (im2col's and MEC's

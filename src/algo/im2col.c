@@ -202,7 +202,7 @@ static size_t im2col_workspace(const fconv_plan *plan) { return layout_of(plan).
  * measured, filter2d 1024x1024 7x7: 45 ms):
  *  - GEMM: conv2d's with packed weights fconv_gemm_prepacked_seconds, filters'
  *    fconv_gemm_seconds (kernels/gemm/gemm.h);
- *  - memory passes (lowering, padding, epilogue, interleave): fconv_stream_seconds.
+ *  - memory passes (lowering, padding, interleave): fconv_stream_seconds.
  */
 
 static double im2col_cost(const fconv_plan *plan) {
@@ -214,11 +214,10 @@ static double im2col_cost(const fconv_plan *plan) {
         double depth = (double)(sh.c * sh.r * sh.s), pixels = (double)(sh.p * sh.q);
         double kg = (double)(d->k / d->groups), blocks = (double)d->n * (double)d->groups;
         double lowering = fconv_stream_seconds(4.0 * depth * pixels) / t;
-        double epilogue = d->has_bias || d->activation ? fconv_stream_seconds(8.0 * kg * pixels) / t : 0.0;
         double gemm = fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, plan->threads,
                                                    fconv_conv2d_gemm_streams(plan, sh.p * sh.q) ? FCONV_GEMM_C_STREAMED
                                                                                                : FCONV_GEMM_C_COPIED);
-        return blocks * (lowering + gemm + epilogue);
+        return blocks * (lowering + gemm); /* bias and ReLU ride on the GEMM's stores */
     }
     struct im2col_shape sh = shape_of_filter(plan);
     double depth = (double)(sh.r * sh.s), pixels = (double)(sh.p * sh.q);

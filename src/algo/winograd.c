@@ -469,7 +469,7 @@ static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, float *v,
                                                nt - s, width);
                 else
                     (width == nr ? g->kern->gemm_ukernel : g->kern->gemm_ukernel_half)(
-                        cg, ux + i * cg, vx + s * cg, width, mx + i * tb + s, tb, 0, rows, width);
+                        cg, ux + i * cg, vx + s * cg, width, mx + i * tb + s, tb, 0, rows, width, NULL, 0);
             }
         }
         return;

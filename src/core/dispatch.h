@@ -59,19 +59,21 @@ typedef void (*fconv_direct_filter_rows_fn)(float *const *y, size_t nr, size_t n
  * b and ldb multiples of 64 bytes. Summation: p in order into a zeroed register, then added
  * to c. FCONV_GEMM_STREAM stores as FCONV_GEMM_STORE, but a whole tile whose rows all start
  * on a vector boundary (c and ldc) leaves through non-temporal stores, which the calling
- * thread orders (fconv_stream_fence) before anyone reads C.
+ * thread orders (fconv_stream_fence) before anyone reads C. Epilogue, where bias (mr floats,
+ * row i's bias[i]) or relu is given: each stored value v (after the accumulation) becomes
+ * act(v + bias[i]), fconv_bias_relu_row's bits (bias NULL: none; relu: max(0, .)).
  */
 #define FCONV_GEMM_MR_MAX 8 /* the largest gemm_mr of any table */
 #define FCONV_GEMM_STORE 0
 #define FCONV_GEMM_ACCUMULATE 1
 #define FCONV_GEMM_STREAM 2
 typedef void (*fconv_gemm_ukernel_fn)(size_t k, const float *a, const float *b, size_t ldb, float *c,
-                                      size_t ldc, int store, size_t mr, size_t nr);
+                                      size_t ldc, int store, size_t mr, size_t nr, const float *bias, int relu);
 /* gemm_ukernel_pack: the whole-width tile (nr = NR) from B rows anywhere (any alignment,
  * any ldb >= NR), storing those k x NR floats to packed_b (64-byte aligned, packed_b[p*NR +
  * j] = b[p*ldb + j]) as it reads them: a sliver packed by its first use. */
 typedef void (*fconv_gemm_ukernel_pack_fn)(size_t k, const float *a, const float *b, size_t ldb, float *packed_b,
-                                           float *c, size_t ldc, int store, size_t mr);
+                                           float *c, size_t ldc, int store, size_t mr, const float *bias, int relu);
 /* gemm_ukernel_half of a table is the same contract for a tile and b rows gemm_nr / 2 wide
  * (nr <= gemm_nr / 2, ldb >= NR/2), with the same A panels. */
 
@@ -309,33 +311,33 @@ FCONV_DECLARE_IMPLICIT_GEMM(avx512)
 
 /* The per-ISA GEMM micro-kernels (kernels/gemm/gemm-ukernel.c) and their tile shapes. */
 void fconv_gemm_ukernel__scalar(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
-                              int store, size_t mr, size_t nr);
+                              int store, size_t mr, size_t nr, const float *bias, int relu);
 void fconv_gemm_ukernel_half__scalar(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
-                                   int store, size_t mr, size_t nr);
+                                   int store, size_t mr, size_t nr, const float *bias, int relu);
 void fconv_gemm_ukernel_cols__scalar(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
                                    size_t mr, size_t nc, size_t nr);
 void fconv_gemm_ukernel_pack__scalar(size_t k, const float *a, const float *b, size_t ldb, float *packed_b,
-                                   float *c, size_t ldc, int store, size_t mr);
+                                   float *c, size_t ldc, int store, size_t mr, const float *bias, int relu);
 size_t fconv_gemm_mr__scalar(void);
 size_t fconv_gemm_nr__scalar(void);
 void fconv_gemm_ukernel__avx2(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
-                              int store, size_t mr, size_t nr);
+                              int store, size_t mr, size_t nr, const float *bias, int relu);
 void fconv_gemm_ukernel_half__avx2(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
-                                   int store, size_t mr, size_t nr);
+                                   int store, size_t mr, size_t nr, const float *bias, int relu);
 void fconv_gemm_ukernel_cols__avx2(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
                                    size_t mr, size_t nc, size_t nr);
 void fconv_gemm_ukernel_pack__avx2(size_t k, const float *a, const float *b, size_t ldb, float *packed_b,
-                                   float *c, size_t ldc, int store, size_t mr);
+                                   float *c, size_t ldc, int store, size_t mr, const float *bias, int relu);
 size_t fconv_gemm_mr__avx2(void);
 size_t fconv_gemm_nr__avx2(void);
 void fconv_gemm_ukernel__avx512(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
-                              int store, size_t mr, size_t nr);
+                              int store, size_t mr, size_t nr, const float *bias, int relu);
 void fconv_gemm_ukernel_half__avx512(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
-                                   int store, size_t mr, size_t nr);
+                                   int store, size_t mr, size_t nr, const float *bias, int relu);
 void fconv_gemm_ukernel_cols__avx512(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
                                    size_t mr, size_t nc, size_t nr);
 void fconv_gemm_ukernel_pack__avx512(size_t k, const float *a, const float *b, size_t ldb, float *packed_b,
-                                   float *c, size_t ldc, int store, size_t mr);
+                                   float *c, size_t ldc, int store, size_t mr, const float *bias, int relu);
 size_t fconv_gemm_mr__avx512(void);
 size_t fconv_gemm_nr__avx512(void);
 /* Their B packing (kernels/gemm/gemm-pack.c). */

@@ -91,6 +91,13 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
                        "%s m=%zu n=%zu k=%zu: prepacked A with bias %d relu %d on %d threads differs", kern->name,
                        m, n, k, bi != NULL, relu, threads);
             }
+            /* streamed whole tiles (rows on cache lines) with the epilogue in their registers */
+            test_fill_random(cs, m * lds);
+            fconv_gemm_prepacked(kern, 2, m, n, k, ap, b, ldb, cs, lds, 1, bi, relu);
+            int same = 1;
+            for (size_t i = 0; i < m; i++) same &= memcmp(c3 + i * ldc, cs + i * lds, sizeof(float) * n) == 0;
+            CHECKF(same, "%s m=%zu n=%zu k=%zu: prepacked A streamed with bias %d relu %d differs", kern->name, m, n,
+                   k, bi != NULL, relu);
         }
         free(bias);
         fconv_free_aligned(cs);
@@ -147,7 +154,7 @@ static void check_ukernel(const struct fconv_kernels *kern, int half) {
                     }
                     test_fill_random(c0, (MR + 1) * ldc);
                     memcpy(c, c0, sizeof(float) * (MR + 1) * ldc);
-                    fn(k, a, b, width, c, ldc, store, mr, nr);
+                    fn(k, a, b, width, c, ldc, store, mr, nr, NULL, 0);
                     for (size_t i = 0; i <= MR; i++)
                         for (size_t j = 0; j < ldc; j++) {
                             if (i >= mr || j >= nr) {

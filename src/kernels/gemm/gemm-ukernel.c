@@ -9,6 +9,7 @@
  * fconv_gemm_ukernel_fn, gemm_ukernel_half and fconv_gemm_ukernel_cols_fn in core/dispatch.h.
  */
 #include <assert.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "core/dispatch.h"
@@ -40,7 +41,7 @@ static inline void prefetch_a(const float *a, size_t step) {
  * also stored to pack_to (a packed sliver) where that is not NULL. */
 static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict a, const float *restrict b,
                                   size_t ldb, float *restrict pack_to, float *restrict c, size_t ldc,
-                                  int store, size_t mr, size_t nr) {
+                                  int store, size_t mr, size_t nr, const float *bias, int relu, const int fin) {
     const size_t width = (size_t)nv * VF_LANES;
     assert(a && b && c && mr >= 1 && mr <= MR && nr >= 1 && nr <= width && ldb >= width &&
            (pack_to || ldb % VF_LANES == 0));
@@ -61,13 +62,22 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
             UNROLLED (int v = 0; v < nv; v++) acc[i][v] = vf_fma(av, bv[v], acc[i][v]);
         }
     }
+    /* The epilogue (fin, a constant: a run-time test in the stores would cost the
+     * accumulators their registers, as in the direct row kernel): max(floor, sum + add[i]),
+     * add = the bias or -0.0 (the identity), floor = 0 with ReLU, else -inf; max keeps its
+     * second operand on a tie or NaN, so -0.0 and NaN stay, as fconv_bias_relu_row has them. */
+    float add[MR];
+    const float floor = relu ? 0.0f : -INFINITY;
+    UNROLLED (int i = 0; i < MR; i++) add[i] = fin && bias && (size_t)i < mr ? bias[i] : -0.0f;
     if (mr == MR && nr == width) { /* full tile: straight to C */
         const int stream = store == FCONV_GEMM_STREAM && vf_head_to_alignment(c, VF_LANES) == 0 && ldc % VF_LANES == 0;
         UNROLLED (int i = 0; i < MR; i++)
             UNROLLED (int v = 0; v < nv; v++) {
                 float *ci = c + (size_t)i * ldc + (size_t)v * VF_LANES;
-                if (stream) vf_stream(ci, acc[i][v]);
-                else vf_storeu(ci, store == FCONV_GEMM_ACCUMULATE ? vf_add(vf_loadu(ci), acc[i][v]) : acc[i][v]);
+                vf sum = store == FCONV_GEMM_ACCUMULATE ? vf_add(vf_loadu(ci), acc[i][v]) : acc[i][v];
+                if (fin) sum = vf_max(vf_set1(floor), vf_add(sum, vf_set1(add[i])));
+                if (stream) vf_stream(ci, sum);
+                else vf_storeu(ci, sum);
             }
         return;
     }
@@ -76,14 +86,27 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
     UNROLLED (int i = 0; i < MR; i++)
         UNROLLED (int v = 0; v < nv; v++) vf_storeu(tile + (size_t)i * width + (size_t)v * VF_LANES, acc[i][v]);
     for (size_t i = 0; i < mr; i++)
-        for (size_t j = 0; j < nr; j++)
-            c[i * ldc + j] = store == FCONV_GEMM_ACCUMULATE ? c[i * ldc + j] + tile[i * width + j] : tile[i * width + j];
+        for (size_t j = 0; j < nr; j++) {
+            float sum = store == FCONV_GEMM_ACCUMULATE ? c[i * ldc + j] + tile[i * width + j] : tile[i * width + j];
+            if (fin) {
+                sum += add[i];
+                sum = relu && sum < 0.0f ? 0.0f : sum; /* NaN < 0 is false: NaN stays */
+            }
+            c[i * ldc + j] = sum;
+        }
 }
+
+/* The tile with or without the epilogue, each compiled apart (fin a constant). */
+#define UKERNEL(nv, pack_to, nr)                                                                             \
+    do {                                                                                                     \
+        if (bias || relu) ukernel(nv, k, a, b, ldb, pack_to, c, ldc, store, mr, nr, bias, relu, 1);          \
+        else ukernel(nv, k, a, b, ldb, pack_to, c, ldc, store, mr, nr, NULL, 0, 0);                          \
+    } while (0)
 
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel)(size_t k, const float *restrict a, const float *restrict b,
                                           size_t ldb, float *restrict c, size_t ldc, int store,
-                                          size_t mr, size_t nr) {
-    ukernel(NV, k, a, b, ldb, NULL, c, ldc, store, mr, nr);
+                                          size_t mr, size_t nr, const float *bias, int relu) {
+    UKERNEL(NV, NULL, nr);
 }
 
 /* The whole-width tile reading B where it lies (any ldb, any alignment) and packing it on
@@ -91,15 +114,16 @@ void FCONV_ISA_SUFFIX(fconv_gemm_ukernel)(size_t k, const float *restrict a, con
  * own (packing B first cost 9% of a 64 x 3136 x 256 product). */
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_pack)(size_t k, const float *restrict a, const float *restrict b,
                                                size_t ldb, float *restrict packed_b, float *restrict c,
-                                               size_t ldc, int store, size_t mr) {
-    ukernel(NV, k, a, b, ldb, packed_b, c, ldc, store, mr, NR);
+                                               size_t ldc, int store, size_t mr, const float *bias, int relu) {
+    UKERNEL(NV, packed_b, NR);
 }
 
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half)(size_t k, const float *restrict a, const float *restrict b,
                                                size_t ldb, float *restrict c, size_t ldc, int store,
-                                               size_t mr, size_t nr) {
-    ukernel(NV / 2, k, a, b, ldb, NULL, c, ldc, store, mr, nr);
+                                               size_t mr, size_t nr, const float *bias, int relu) {
+    UKERNEL(NV / 2, NULL, nr);
 }
+#undef UKERNEL
 
 /* A few columns: each of the nc (<= COLS_MAX) accumulators holds the MR rows of one column
  * of C in one vector (MR <= VF_LANES), one load of A and nc broadcasts of B per k step,
