@@ -63,11 +63,11 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
         }
     }
     /* The epilogue (fin, a constant: a run-time test in the stores would cost the
-     * accumulators their registers, as in the direct row kernel): max(floor, sum + add[i]),
+     * accumulators their registers, as in the direct row kernel): max(relu_floor, sum + add[i]),
      * add = the bias or -0.0 (the identity), floor = 0 with ReLU, else -inf; max keeps its
      * second operand on a tie or NaN, so -0.0 and NaN stay, as fconv_bias_relu_row has them. */
     float add[MR];
-    const float floor = relu ? 0.0f : -INFINITY;
+    const float relu_floor = relu ? 0.0f : -INFINITY;
     UNROLLED (int i = 0; i < MR; i++) add[i] = fin && bias && (size_t)i < mr ? bias[i] : -0.0f;
     if (mr == MR && nr == width) { /* full tile: straight to C */
         const int stream = store == FCONV_GEMM_STREAM && vf_head_to_alignment(c, VF_LANES) == 0 && ldc % VF_LANES == 0;
@@ -75,7 +75,7 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
             UNROLLED (int v = 0; v < nv; v++) {
                 float *ci = c + (size_t)i * ldc + (size_t)v * VF_LANES;
                 vf sum = store == FCONV_GEMM_ACCUMULATE ? vf_add(vf_loadu(ci), acc[i][v]) : acc[i][v];
-                if (fin) sum = vf_max(vf_set1(floor), vf_add(sum, vf_set1(add[i])));
+                if (fin) sum = vf_max(vf_set1(relu_floor), vf_add(sum, vf_set1(add[i])));
                 if (stream) vf_stream(ci, sum);
                 else vf_storeu(ci, sum);
             }
