@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/dispatch.h"
+#include "core/internal.h"
 #include "simd/vec.h"
 #include "kernels/gemm/gemm-tile.h"
 
@@ -86,14 +87,9 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
     UNROLLED (int i = 0; i < MR; i++)
         UNROLLED (int v = 0; v < nv; v++) vf_storeu(tile + (size_t)i * width + (size_t)v * VF_LANES, acc[i][v]);
     for (size_t i = 0; i < mr; i++)
-        for (size_t j = 0; j < nr; j++) {
-            float sum = store == FCONV_GEMM_ACCUMULATE ? c[i * ldc + j] + tile[i * width + j] : tile[i * width + j];
-            if (fin) {
-                sum += add[i];
-                sum = relu && sum < 0.0f ? 0.0f : sum; /* NaN < 0 is false: NaN stays */
-            }
-            c[i * ldc + j] = sum;
-        }
+        for (size_t j = 0; j < nr; j++)
+            c[i * ldc + j] = store == FCONV_GEMM_ACCUMULATE ? c[i * ldc + j] + tile[i * width + j] : tile[i * width + j];
+    for (size_t i = 0; fin && i < mr; i++) fconv_bias_relu_row(c + i * ldc, (int64_t)nr, bias ? bias + i : NULL, relu);
 }
 
 /* The tile with or without the epilogue, each compiled apart (fin a constant). */
