@@ -35,6 +35,7 @@ struct ig_geometry {
     int64_t tiles;          /* pixel tiles per image, ceil(P·Q / px) */
     int64_t pass;           /* images per parallel pass: all when read in place, else as many
                                padded copies as PASS_BYTES holds (at least one) */
+    int64_t chunk;          /* taps per chunk: a tile goes over its taps chunk by chunk */
 };
 
 /* Padded copies made at once. A pass is two parallel regions (copy, tiles) whose threads
@@ -43,6 +44,19 @@ struct ig_geometry {
  * 8.4-8.6 ms; 8 x 256 x 28^2: 8.7 -> 8.4-8.6). 8 MiB holds 8 copies for ResNet-50's stem
  * and deep strided layers, 4 for 128 channels on 57^2. */
 #define PASS_BYTES ((int64_t)8 << 20)
+
+/* A block's weights for one chunk of the taps, where the kernel is one column wide (S = 1:
+ * every tap reads a line of another channel's plane, from L2). Above this a run of tiles goes
+ * over its taps chunk by chunk, every tile of the run through one chunk before the next, so
+ * that the chunk's weights stay in L2 for the run (a tile's sums wait between chunks in a
+ * buffer). Without chunks a block's weights past L2 came from L3 for every tile, beside the
+ * input lines from L2: one thread, Zen 5, C -> 512 1x1 on 7^2 ran at 206-212 GFLOP/s up to
+ * C = 1024 (256 KiB a block), 187 at 2048 and 159-163 at 4096; 2 threads, 7 alternated
+ * rounds, 2048 -> 512 0.298 -> 0.264 ms. The taps of a wider kernel's row read their lines
+ * again from L1, and its weights from L3 kept up (3x3/2 layers at 92-95% of the FMA peak on
+ * one thread with 295 KiB to 1.2 MiB a block): chunked, 128 x 56^2 and 256 x 28^2 3x3/2
+ * were 5-6% slower. */
+#define CHUNK_WEIGHT_BYTES ((int64_t)256 << 10)
 
 static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     const fconv_conv2d_desc *d = &plan->conv2d;
@@ -73,6 +87,9 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     g->tiles = (g->p * g->q + g->px - 1) / g->px;
     int64_t image_bytes = g->c * g->hp * g->wp * (int64_t)sizeof(float);
     g->pass = !g->copy ? g->n : image_bytes >= PASS_BYTES ? 1 : PASS_BYTES / image_bytes < g->n ? PASS_BYTES / image_bytes : g->n;
+    const int64_t weight_bytes = g->taps * g->block * (int64_t)sizeof(float);
+    const int64_t chunks = d->s > 1 ? 1 : (weight_bytes + CHUNK_WEIGHT_BYTES - 1) / CHUNK_WEIGHT_BYTES;
+    g->chunk = (g->taps + chunks - 1) / chunks;
 }
 
 /* Output channels of channel block b (the last one may hold fewer than a block). */
@@ -90,19 +107,47 @@ static size_t packed_floats(const struct ig_geometry *g) {
     return (size_t)g->groups * (size_t)g->blocks * (size_t)g->taps * (size_t)g->block;
 }
 
-/* Workspace: [zero-padded image, all C channels][packed weights], each present only when
- * needed (docs/algorithms/implicit-gemm.md). */
+/* Bytes of a core's L2 (1 MiB on Zen 4 and 5) a block's weights and a run's inputs may hold. */
+#define L2_BYTES ((int64_t)768 << 10)
+
+/* Tiles a thread runs against one weight block before the next block. Per tile and block,
+ * a run of T tiles reads the block's weights from L3 once per run (W/T) and, where the run's
+ * inputs and the block's weights share L2, its inputs once per run (I/blocks), else once per
+ * block (I); the longest run, a thread's share of the tiles, keeps the weights in L2 and
+ * streams the inputs. Against one tile per run (2 threads, Zen 5, one sitting): 1024 -> 512
+ * 1x1 on 14^2 0.61 -> 0.55-0.56 ms; 8 x 256 x 14^2 -> 1024 2.76 -> 2.55-2.63; 8 x 256 x 28^2
+ * 3x3/2 5.93 -> 5.50-5.54 (runs of 4, 16 or a whole share alike within the noise). With chunks
+ * the weights and inputs are a chunk's. */
+static int64_t run_tiles(const struct ig_geometry *g, const fconv_conv2d_desc *d, int threads) {
+    /* a block's weights and a tile's input rows for one chunk of the taps */
+    const double w = (double)(g->chunk * g->block * (int64_t)sizeof(float));
+    const double in = (double)(g->cg * d->r * ((g->px - 1) * d->stride_w + (d->s - 1) * d->dilation_w + 1) *
+                               (int64_t)sizeof(float)) * (double)g->chunk / (double)g->taps;
+    const int64_t share = (g->pass * g->tiles + threads - 1) / threads;
+    int64_t fit = (int64_t)(((double)L2_BYTES - w) / in);
+    fit = fit < 1 ? 1 : fit > share ? share : fit;
+    const double blocks = (double)(g->groups * g->blocks);
+    const double cost_fit = w / (double)fit + ((double)fit * in + w <= (double)L2_BYTES ? in / blocks : in);
+    const double cost_share = w / (double)share + in;
+    return cost_fit <= cost_share ? fit : share;
+}
+
+/* Workspace: [zero-padded image, all C channels][packed weights][the sums of a run's tiles
+ * between chunks, per thread], each present only when needed (docs/algorithms/implicit-gemm.md). */
 struct ig_layout {
-    size_t padded, packed, total;
+    size_t padded, packed, sums, total;
+    int64_t run; /* tiles per run */
 };
 
 static struct ig_layout ig_layout(const fconv_plan *plan) {
     struct ig_geometry g;
     ig_geometry(plan, &g);
-    struct ig_layout l = {0, 0, 0};
+    struct ig_layout l = {0, 0, 0, 0, run_tiles(&g, &plan->conv2d, plan->threads)};
     if (g.copy) l.padded = fconv_round_up_64((size_t)(g.pass * g.c * g.hp * g.wp) * sizeof(float));
     if (!plan->weights) l.packed = fconv_round_up_64(packed_floats(&g) * sizeof(float));
-    l.total = l.padded + l.packed;
+    if (g.chunk < g.taps)
+        l.sums = fconv_round_up_64((size_t)plan->threads * (size_t)(l.run * g.px * g.block) * sizeof(float));
+    l.total = l.padded + l.packed + l.sums;
     return l;
 }
 
@@ -280,7 +325,7 @@ struct tile_ctx {
  * not every pixel for a share of the blocks (which each thread then read from the other's
  * cache): 2 threads, 128 -> 128 3x3/2 on 56^2, 1.15 -> 1.05 ms; 512 channels on 14^2 1.11 ->
  * 1.07. */
-static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i) {
+static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i, int64_t chunk, float *sums) {
     const struct ig_geometry *g = tc->g;
     int64_t grp = i / g->blocks, b = i % g->blocks;
     int64_t image = j / g->tiles, pixels = g->p * g->q, pix0 = j % g->tiles * g->px;
@@ -302,50 +347,48 @@ static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i) {
         while (r0 < r1 && bottom + r0 * d->dilation_h < 0) r0++;
         while (r1 > r0 && top + (r1 - 1) * d->dilation_h >= g->h) r1--;
     }
-    int64_t k0 = grp * g->kg + b * g->block, t0 = r0 * g->row_taps, nv = block_vectors(g, b);
-    tc->kern->implicit_gemm_tile((size_t)((r1 - r0) * g->row_taps), bases, tc->s->tap_offsets + t0,
+    /* Chunk `chunk` of the tile's taps [ta, tb): its first chunk starts from zero, its last
+     * stores y, and those between pass their sums on through `sums` (a tile without taps
+     * stores the bias, with chunk 0). */
+    const int64_t ta = r0 * g->row_taps, tb = r1 * g->row_taps;
+    const int64_t first = tb > ta ? ta / g->chunk : 0, last = tb > ta ? (tb - 1) / g->chunk : 0;
+    if (chunk < first || chunk > last) return;
+    const int64_t t0 = chunk > first ? chunk * g->chunk : ta;
+    const int64_t t1 = chunk < last ? (chunk + 1) * g->chunk : tb;
+    int64_t k0 = grp * g->kg + b * g->block, nv = block_vectors(g, b);
+    tc->kern->implicit_gemm_tile((size_t)(t1 - t0), bases, tc->s->tap_offsets + t0,
                                  tc->packed + (grp * g->blocks + b) * g->taps * g->block + t0 * nv * g->lanes,
                                  (size_t)nv, y + k0 * pixels + pix0, (size_t)pixels,
                                  (size_t)npix, (size_t)block_channels(g, b), tc->bias ? tc->bias + k0 : NULL, tc->relu,
-                                 tc->input_streams);
+                                 tc->input_streams, chunk > first ? sums : NULL, chunk < last ? sums : NULL);
 }
 
-/* Bytes of a core's L2 (1 MiB on Zen 4 and 5) a block's weights and a run's inputs may hold. */
-#define L2_BYTES ((int64_t)768 << 10)
-
-/* Tiles a thread runs against one weight block before the next block. Per tile and block,
- * a run of T tiles reads the block's weights from L3 once per run (W/T) and, where the run's
- * inputs and the block's weights share L2, its inputs once per run (I/blocks), else once per
- * block (I); the longest run, a thread's share of the tiles, keeps the weights in L2 and
- * streams the inputs. Against one tile per run (2 threads, Zen 5, one sitting): 1024 -> 512
- * 1x1 on 14^2 0.61 -> 0.55-0.56 ms; 8 x 256 x 14^2 -> 1024 2.76 -> 2.55-2.63; 8 x 256 x 28^2
- * 3x3/2 5.93 -> 5.50-5.54 (runs of 4, 16 or a whole share alike within the noise). */
-static int64_t run_tiles(const struct ig_geometry *g, const fconv_conv2d_desc *d, int threads) {
-    const double w = (double)(g->taps * g->block * (int64_t)sizeof(float));
-    const double in = (double)(g->cg * d->r * ((g->px - 1) * d->stride_w + (d->s - 1) * d->dilation_w + 1) *
-                               (int64_t)sizeof(float));
-    const int64_t share = (g->pass * g->tiles + threads - 1) / threads;
-    int64_t fit = (int64_t)(((double)L2_BYTES - w) / in);
-    fit = fit < 1 ? 1 : fit > share ? share : fit;
-    const double blocks = (double)(g->groups * g->blocks);
-    const double cost_fit = w / (double)fit + ((double)fit * in + w <= (double)L2_BYTES ? in / blocks : in);
-    const double cost_share = w / (double)share + in;
-    return cost_fit <= cost_share ? fit : share;
-}
-
-struct run_ctx {
+struct share_ctx {
     const struct tile_ctx *tc;
     int64_t tiles, blocks, run; /* image tiles of the pass, group-blocks, tiles per run */
+    int64_t shares;             /* one per thread */
+    float *sums;                /* chunked: per share, px x block floats per tile of a run */
 };
 
-/* Task f of a pass: run c = f / (run · blocks) holds m tiles (run, or fewer in the last), and
- * goes block by block over them. The static split gives each thread consecutive runs: a
- * share of the pixels, as the row-split padding copy does. */
-static void run_task(const void *vctx, size_t f) {
-    const struct run_ctx *rc = vctx;
-    int64_t per_run = rc->run * rc->blocks, c = (int64_t)f / per_run, local = (int64_t)f % per_run;
-    int64_t m = rc->tiles - c * rc->run < rc->run ? rc->tiles - c * rc->run : rc->run;
-    tile_task(rc->tc, c * rc->run + local % m, local / m);
+/* Share s of a pass's (tile, block) pairs, ordered run by run (run c holds m tiles: run, or
+ * fewer in the last), block by block within a run, tile by tile within a block: the static
+ * split gives each thread consecutive runs, a share of the pixels, as the row-split padding
+ * copy does. Each block's tiles of the share go through the taps chunk by chunk. */
+static void share_task(const void *vctx, size_t s) {
+    const struct share_ctx *sc = vctx;
+    const struct ig_geometry *g = sc->tc->g;
+    const int64_t pairs = sc->tiles * sc->blocks, per_run = sc->run * sc->blocks;
+    const int64_t hi = ((int64_t)s + 1) * pairs / sc->shares, chunks = (g->taps + g->chunk - 1) / g->chunk;
+    float *sums = sc->sums ? sc->sums + (int64_t)s * sc->run * g->px * g->block : NULL;
+    for (int64_t f = (int64_t)s * pairs / sc->shares; f < hi;) {
+        const int64_t c = f / per_run, local = f % per_run;
+        const int64_t m = sc->tiles - c * sc->run < sc->run ? sc->tiles - c * sc->run : sc->run;
+        const int64_t b = local / m, j0 = local % m, j1 = j0 + (hi - f) < m ? j0 + (hi - f) : m;
+        for (int64_t chunk = 0; chunk < chunks; chunk++)
+            for (int64_t j = j0; j < j1; j++)
+                tile_task(sc->tc, c * sc->run + j, b, chunk, sums ? sums + (j - j0) * g->px * g->block : NULL);
+        f += j1 - j0;
+    }
 }
 
 static void ig_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias, float *y,
@@ -365,7 +408,6 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
     const double io_bytes = 4.0 * (double)g.n * (double)(g.c * g.h * g.w + g.k * g.p * g.q);
     struct tile_ctx tc = {&g, d, plan->kernels, s, x, packed, d->has_bias ? bias : NULL, y,
                           d->activation == FCONV_ACTIVATION_RELU, !g.copy && io_bytes > FCONV_CACHED_BYTES};
-    const int64_t run = run_tiles(&g, d, plan->threads > 1 ? plan->threads : 1);
     for (int64_t n0 = 0; n0 < g.n; n0 += g.pass) {
         int64_t images = g.n - n0 < g.pass ? g.n - n0 : g.pass;
         const float *xn = x + n0 * g.c * g.h * g.w;
@@ -380,8 +422,9 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
             tc.x = xn;
         }
         tc.y = y + n0 * g.k * g.p * g.q;
-        struct run_ctx rc = {&tc, images * g.tiles, g.groups * g.blocks, run};
-        fconv_parallel_1d(plan->threads, (size_t)(rc.tiles * rc.blocks), run_task, &rc);
+        struct share_ctx sc = {&tc, images * g.tiles, g.groups * g.blocks, l.run, plan->threads,
+                               l.sums ? (float *)(ws + l.padded + l.packed) : NULL};
+        fconv_parallel_1d(plan->threads, (size_t)sc.shares, share_task, &sc);
     }
 }
 

@@ -199,11 +199,18 @@ typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps
  * x: px pixel bases (any pointers, repeats allowed), each read at its offsets off[t] only;
  * w: taps rows of nv*lanes floats, 64-byte aligned, read whole. input_streams: a hint that x
  * comes from memory, not the caches (the tile then prefetches further ahead).
+ * A tile's taps may come in chunks, one call each, in order: acc_in (NULL: a zeroed register)
+ * holds the sums the chunk before left in its acc_out, and a call with acc_out (NULL: the
+ * tile's last chunk, stored to y as above) leaves its sums there instead of storing y, so
+ * the sums are those of one call over all the taps, bit for bit. Both hold px*nv_max*lanes
+ * floats (pixel i's vector v at (i*nv_max + v)*lanes, nv_max = implicit_gemm_nv), 64-byte
+ * aligned.
  */
 #define FCONV_IMPLICIT_GEMM_PX_MAX 8 /* the largest implicit_gemm_px of any table */
 typedef void (*fconv_implicit_gemm_tile_fn)(size_t taps, const float *const *x, const int32_t *off,
                                             const float *w, size_t nv, float *y, size_t y_stride, size_t npix,
-                                            size_t nch, const float *bias, int relu, int input_streams);
+                                            size_t nch, const float *bias, int relu, int input_streams,
+                                            const float *acc_in, float *acc_out);
 
 /* One ISA's kernels. */
 struct fconv_kernels {
@@ -301,7 +308,8 @@ FCONV_DECLARE_WINO_TILES_ALL(avx512)
 #define FCONV_DECLARE_IMPLICIT_GEMM(isa)                                                                      \
     void fconv_implicit_gemm_tile__##isa(size_t taps, const float *const *x, const int32_t *off, const float *w, \
                                          size_t nv, float *y, size_t y_stride, size_t npix, size_t nch,      \
-                                         const float *bias, int relu, int input_streams);                    \
+                                         const float *bias, int relu, int input_streams,                     \
+                                         const float *acc_in, float *acc_out);                                \
     size_t fconv_implicit_gemm_px__##isa(void);                                                              \
     size_t fconv_implicit_gemm_nv__##isa(void);
 FCONV_DECLARE_IMPLICIT_GEMM(scalar)

@@ -5,7 +5,7 @@
  * pixel counts that leave a partial last tile, a one-pixel output (the transposing store's
  * stride is 1), windows that stay inside the image (no padded copy), reach one side's
  * padding only or lie wholly in it (the kernel rows a tile skips), batches split into
- * passes of padded copies, NaN through ReLU, and the workspace formula. Run once per ISA
+ * passes of padded copies, taps in chunks, NaN through ReLU, and the workspace formula. Run once per ISA
  * (tests.cmake).
  */
 #include <math.h>
@@ -148,6 +148,22 @@ static size_t workspace(const fconv_conv2d_desc *d, int with_weights) {
 /* The padded copy holds the rows and columns the windows touch, all channels; execute-time
  * weights add the packed ones (a whole block's width per tap, every ISA's block divides 64).
  * The plan adds 63 bytes so execute can align the caller's pointer. */
+/* One-column kernels whose block of weights outgrows a chunk (256 KiB) on every ISA (scalar
+ * blocks are 4 channels wide: more than 16384 taps), so each tile goes over its taps in
+ * chunks, its sums passed from one to the next: the same bits as one pass (1 and 2 threads
+ * agree, the reference within the bound), with kernel rows skipped at the top and bottom, a
+ * tile wholly in the padding (bias only), a partial last tile, groups, bias and ReLU. */
+static void test_tap_chunks(void) {
+    check_layer((fconv_conv2d_desc){.n = 1, .c = 5500, .h = 5, .w = 4, .k = 5, .r = 3, .s = 1, .pad_top = 1,
+                                    .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
+                                    .activation = FCONV_ACTIVATION_RELU});
+    check_layer((fconv_conv2d_desc){.n = 2, .c = 5500, .h = 4, .w = 4, .k = 6, .r = 3, .s = 1, .pad_top = 3,
+                                    .stride_h = 2, .has_bias = 1});
+    check_layer((fconv_conv2d_desc){.n = 1, .c = 17000, .h = 3, .w = 3, .k = 3, .r = 1, .s = 1, .has_bias = 1});
+    check_layer((fconv_conv2d_desc){.n = 1, .c = 11000, .h = 4, .w = 3, .k = 70, .r = 3, .s = 1, .groups = 2,
+                                    .pad_top = 1, .pad_bottom = 1, .activation = FCONV_ACTIVATION_RELU});
+}
+
 static void test_workspace(void) {
     fconv_conv2d_desc stem = {.n = 2, .c = 3, .h = 224, .w = 224, .k = 64, .r = 7, .s = 7, .stride_h = 2,
                               .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3};
@@ -173,6 +189,7 @@ int main(void) {
     TEST(test_channel_blocks);
     TEST(test_pixels_and_windows);
     TEST(test_nan);
+    TEST(test_tap_chunks);
     TEST(test_workspace);
     return test_finish();
 }

@@ -79,13 +79,18 @@ static ALWAYS_INLINE vf fma_mem(vf b, const float *p, vf a) {
 static ALWAYS_INLINE vf fma_mem(vf b, const float *p, vf a) { return vf_fma(b, vf_load(p), a); }
 #endif
 
+/* The accumulators of one tile between chunks of its taps: pixel i's vector v at
+ * acc[(i*IG_NV + v) * VF_LANES]. */
+#define ACC_AT(i, v) (((size_t)(i) * IG_NV + (size_t)(v)) * VF_LANES)
+
 static ALWAYS_INLINE void tile_sums(const int nv, const int streams, size_t taps, const float *const *x, const int32_t *restrict off,
-                                    const float *restrict w, const struct tile_out *o) {
+                                    const float *restrict w, const float *acc_in, float *acc_out,
+                                    const struct tile_out *o) {
     const float *xs[IG_PX];
     UNROLLED (int i = 0; i < IG_PX; i++) xs[i] = x[i];
     vf acc[IG_PX][IG_NV];
     UNROLLED (int i = 0; i < IG_PX; i++)
-        UNROLLED (int v = 0; v < nv; v++) acc[i][v] = vf_zero();
+        UNROLLED (int v = 0; v < nv; v++) acc[i][v] = acc_in ? vf_load(acc_in + ACC_AT(i, v)) : vf_zero();
     const size_t width = (size_t)nv * VF_LANES;
     for (size_t t = 0; t < taps; t++) {
         const int32_t ot = off[t];
@@ -103,6 +108,11 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int streams, size_t taps
                 acc[i][v] = v < MEM_V ? vf_fma(xv, wv[v], acc[i][v]) : fma_mem(xv, wt + (size_t)v * VF_LANES, acc[i][v]);
         }
     }
+    if (acc_out) { /* a chunk before the tile's last: the sums wait for the next one */
+        UNROLLED (int i = 0; i < IG_PX; i++)
+            UNROLLED (int v = 0; v < nv; v++) vf_store(acc_out + ACC_AT(i, v), acc[i][v]);
+        return;
+    }
     /* A vector holds one pixel's channels and y wants a channel's pixels side by side: a
      * transposing store per channel vector (a scalar one took a third of a 7x7 stem
      * layer's time). */
@@ -119,15 +129,16 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int streams, size_t taps
 
 void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const *x, const int32_t *off,
                                                 const float *w, size_t nv, float *y, size_t y_stride, size_t npix,
-                                                size_t nch, const float *bias, int relu, int input_streams) {
+                                                size_t nch, const float *bias, int relu, int input_streams,
+                                                const float *acc_in, float *acc_out) {
     assert(x && off && w && y && nv >= 1 && nv <= IG_NV && npix >= 1 && npix <= IG_PX && nch >= 1 &&
            nch <= nv * VF_LANES);
     const struct tile_out o = {y, y_stride, npix, nch, bias, relu};
     /* nv (and streams) a constant in each case, so the accumulators stay in registers */
 #define TILE_CASE(n)                                                                                         \
     case n:                                                                                                  \
-        if (input_streams) tile_sums(n, 1, taps, x, off, w, &o);                                            \
-        else tile_sums(n, 0, taps, x, off, w, &o);                                                           \
+        if (input_streams) tile_sums(n, 1, taps, x, off, w, acc_in, acc_out, &o);                          \
+        else tile_sums(n, 0, taps, x, off, w, acc_in, acc_out, &o);                                         \
         break;
     switch (nv) {
     TILE_CASE(1)
