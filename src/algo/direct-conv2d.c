@@ -354,9 +354,9 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
         /* The epilogue while the rows are in L1: bias (added last), then ReLU; whole rows had
          * theirs from the kernel. */
         const int finished = ctx->whole_rows && rows_inside;
-        for (int64_t k = k0; k < k1 && !finished && (ctx->bias || d->activation == FCONV_ACTIVATION_RELU); k++)
-            fconv_bias_relu_row(yn + (k * P + p) * Q, Q, ctx->bias ? ctx->bias + k : NULL,
-                                d->activation == FCONV_ACTIVATION_RELU);
+        if (!finished)
+            fconv_bias_relu_rows(yn + (k0 * P + p) * Q, (size_t)(P * Q), (size_t)(k1 - k0), Q,
+                                 ctx->bias ? ctx->bias + k0 : NULL, d->activation == FCONV_ACTIVATION_RELU);
     }
 }
 

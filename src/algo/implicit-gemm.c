@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/cost-model.h"
 #include "core/dispatch.h"
@@ -284,7 +283,7 @@ static void pad_row(const struct pad_ctx *pc, int64_t plane, int64_t i) {
     const struct ig_geometry *g = pc->g;
     float *dst = pc->padded + (plane * g->hp + i) * g->wp;
     const int64_t ih = i - pc->pt;
-    if (ih < 0 || ih >= g->h) memset(dst, 0, (size_t)g->wp * sizeof *dst);
+    if (ih < 0 || ih >= g->h) fconv_zero_floats(dst, g->wp);
     else fconv_copy_padded_row(dst, g->wp, pc->x + (plane * g->h + ih) * g->w, g->w, -pc->pl);
 }
 

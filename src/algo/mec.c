@@ -222,9 +222,7 @@ static void output_row_task(const void *vctx, size_t row) {
                        rc->w + r * cs, depth, rc->lowered + (p * m->sh + r * m->dh) * cs, ldb,
                        r > 0, out, (size_t)pixels);
     }
-    if (!rc->bias && !rc->relu) return;
-    for (int64_t k = 0; k < rc->kg; k++)
-        fconv_bias_relu_row(out + k * pixels, m->q, rc->bias ? rc->bias + k : NULL, rc->relu);
+    fconv_bias_relu_rows(out, (size_t)pixels, (size_t)rc->kg, m->q, rc->bias, rc->relu);
 }
 
 static void output_rows(int threads, struct rows_ctx *rc) {

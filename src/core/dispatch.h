@@ -61,7 +61,7 @@ typedef void (*fconv_direct_filter_rows_fn)(float *const *y, size_t nr, size_t n
  * on a vector boundary (c and ldc) leaves through non-temporal stores, which the calling
  * thread orders (fconv_stream_fence) before anyone reads C. Epilogue, where bias (mr floats,
  * row i's bias[i]) or relu is given: each stored value v (after the accumulation) becomes
- * act(v + bias[i]), fconv_bias_relu_row's bits (bias NULL: none; relu: max(0, .)).
+ * act(v + bias[i]), fconv_bias_relu_rows' bits (bias NULL: none; relu: max(0, .)).
  */
 #define FCONV_GEMM_MR_MAX 8 /* the largest gemm_mr of any table */
 #define FCONV_GEMM_STORE 0

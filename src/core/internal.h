@@ -165,19 +165,23 @@ static inline size_t fconv_caller_workspace_bytes(size_t algo_bytes) {
 /* Round up to a multiple of 64 (workspace sub-buffers start on cache lines). */
 static inline size_t fconv_round_up_64(size_t n) { return (n + 63) & ~(size_t)63; }
 
-/* row[i] = act(row[i] + *bias) for i < n, bias NULL: none, relu: max(0, .), in one pass.
- * Without a bias it adds -0.0, the identity (x + -0.0 is x, -0.0 included: +0.0 would turn
- * -0.0 into +0.0, which the SIMD kernels' epilogues do not); NaN stays NaN. Inline, so that
- * each caller's loop vectorizes (conv2d drivers, the packed GEMM's epilogue). */
-static inline void fconv_bias_relu_row(float *row, int64_t n, const float *bias, int relu) {
-    const float b = bias ? *bias : -0.0f;
-    if (relu) {
-        for (int64_t i = 0; i < n; i++) {
-            const float v = row[i] + b;
-            row[i] = v < 0.0f ? 0.0f : v; /* NaN < 0 is false: NaN stays */
+/* c[r*ld + i] = act(c[r*ld + i] + bias[r]) for r < rows, i < n, bias NULL: none, relu:
+ * max(0, .), a row per pass. Without a bias it adds -0.0, the identity (x + -0.0 is x, -0.0
+ * included: +0.0 would turn -0.0 into +0.0, which the SIMD kernels' epilogues do not); NaN
+ * stays NaN. Inline, so that each caller's loop vectorizes (conv2d drivers, the packed GEMM's
+ * epilogue). */
+static inline void fconv_bias_relu_rows(float *c, size_t ld, size_t rows, int64_t n, const float *bias, int relu) {
+    for (size_t r = 0; r < rows && (bias || relu); r++) {
+        float *row = c + r * ld;
+        const float b = bias ? bias[r] : -0.0f;
+        if (relu) {
+            for (int64_t i = 0; i < n; i++) {
+                const float v = row[i] + b;
+                row[i] = v < 0.0f ? 0.0f : v; /* NaN < 0 is false: NaN stays */
+            }
+        } else {
+            for (int64_t i = 0; i < n; i++) row[i] += b;
         }
-    } else if (bias) {
-        for (int64_t i = 0; i < n; i++) row[i] += b;
     }
 }
 

@@ -75,7 +75,7 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
         CHECKF(memcmp(c1, c2, sizeof(float) * m * ldc) == 0, "%s m=%zu n=%zu k=%zu: prepacked A streamed differs",
                kern->name, m, n, k);
         /* The fused epilogue (bias, ReLU, each and both) on 1 and 3 threads: C = A B, then
-         * fconv_bias_relu_row on every row, bit for bit, over several k steps too; the
+         * fconv_bias_relu_rows on every row, bit for bit, over several k steps too; the
          * padding between rows of C untouched. */
         float *bias = malloc(sizeof(float) * (m + 1));
         test_fill_random(bias, m + 1);
@@ -83,7 +83,7 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
             const float *bi = e & 1 ? bias : NULL;
             const int relu = e >> 1;
             memcpy(c3, c1, sizeof(float) * m * ldc);
-            for (size_t i = 0; i < m; i++) fconv_bias_relu_row(c3 + i * ldc, (int64_t)n, bi ? bi + i : NULL, relu);
+            fconv_bias_relu_rows(c3, ldc, m, (int64_t)n, bi, relu);
             for (int threads = 1; threads <= 3; threads += 2) {
                 memcpy(c2, c0, sizeof(float) * m * ldc);
                 fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, c2, ldc, 1, bi, relu);

@@ -127,8 +127,7 @@ static void sliver_product(const struct packed_ctx *g, size_t kc, const float *a
         g->kern->gemm_ukernel_cols(kc, a, b + j, nr, to, ldt, live_m, rest, rest);
         for (size_t i = 0; acc && i < live_m; i++)
             for (size_t q = 0; q < rest; q++) c[i * ldc + j + q] += tile[i * rest + q];
-        for (size_t i = 0; (bias || relu) && i < live_m; i++)
-            fconv_bias_relu_row(c + i * ldc + j, (int64_t)rest, bias ? bias + i : NULL, relu);
+        fconv_bias_relu_rows(c + j, ldc, live_m, (int64_t)rest, bias, relu);
         j = live_n;
     }
 }
@@ -320,8 +319,7 @@ void fconv_gemm_prepacked(const struct fconv_kernels *kern, int threads, size_t 
     if (m == 0 || n == 0) return;
     if (k == 0) {
         zero_c(m, n, 0, c, ldc);
-        for (size_t i = 0; (bias || relu) && i < m; i++)
-            fconv_bias_relu_row(c + i * ldc, (int64_t)n, bias ? bias + i : NULL, relu);
+        fconv_bias_relu_rows(c, ldc, m, (int64_t)n, bias, relu);
         return;
     }
     run_jobs(kern, threads, 0, 0, m, n, k, NULL, 0, a_packed, b, ldb, 0, stream, c, ldc, bias, relu);

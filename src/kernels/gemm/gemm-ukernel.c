@@ -66,7 +66,7 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
     /* The epilogue (fin, a constant: a run-time test in the stores would cost the
      * accumulators their registers, as in the direct row kernel): max(relu_floor, sum + add[i]),
      * add = the bias or -0.0 (the identity), floor = 0 with ReLU, else -inf; max keeps its
-     * second operand on a tie or NaN, so -0.0 and NaN stay, as fconv_bias_relu_row has them. */
+     * second operand on a tie or NaN, so -0.0 and NaN stay, as fconv_bias_relu_rows has them. */
     float add[MR];
     const float relu_floor = relu ? 0.0f : -INFINITY;
     UNROLLED (int i = 0; i < MR; i++) add[i] = fin && bias && (size_t)i < mr ? bias[i] : -0.0f;
@@ -89,7 +89,7 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
     for (size_t i = 0; i < mr; i++)
         for (size_t j = 0; j < nr; j++)
             c[i * ldc + j] = store == FCONV_GEMM_ACCUMULATE ? c[i * ldc + j] + tile[i * width + j] : tile[i * width + j];
-    for (size_t i = 0; fin && i < mr; i++) fconv_bias_relu_row(c + i * ldc, (int64_t)nr, bias ? bias + i : NULL, relu);
+    if (fin) fconv_bias_relu_rows(c, ldc, mr, (int64_t)nr, bias, relu);
 }
 
 /* The tile with or without the epilogue, each compiled apart (fin a constant). */

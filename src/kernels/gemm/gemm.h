@@ -45,7 +45,7 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
  * packing A again. With `stream`, C's vector-aligned tiles leave through non-temporal stores
  * (fenced before it returns) where k takes one pass: for a C that is not read again soon
  * and would only push everything else out of the caches. Epilogue: C[i][j] = act(C[i][j] +
- * bias[i]) (bias NULL: none; relu: max(0, .); fconv_bias_relu_row's bits), applied by the
+ * bias[i]) (bias NULL: none; relu: max(0, .); fconv_bias_relu_rows' bits), applied by the
  * micro-kernel as it stores C on the last k step, streamed or not. */
 size_t fconv_gemm_packed_a_floats(const struct fconv_kernels *kern, size_t m, size_t k);
 /* How fconv_gemm_prepacked's write of C is charged by its cost. */
