@@ -4,7 +4,8 @@
  * paths the random shapes of test_algorithms.c reach rarely are right and thread-independent:
  * vertical dilation (R accumulated GEMMs), few output rows (rows in sequence, each GEMM split
  * over threads), more than 512 output columns (several GEMM tiles per row) and more than 64
- * filters (several output-channel blocks, re-laid out one at a time).
+ * filters (several output-channel blocks, re-laid out one at a time); and both its and
+ * im2col's 1x1 layers, an image per thread where the batch allows.
  */
 #include <stdint.h>
 
@@ -99,8 +100,8 @@ static void test_smaller_than_im2col(void) {
     }
 }
 
-/* MEC on 1 and 2 threads (weights at plan time, then at execute time) against the reference. */
-static void check_conv2d(const fconv_conv2d_desc *d) {
+/* algo on 1 and 2 threads (weights at plan time, then at execute time) against the reference. */
+static void check_algo_conv2d(const fconv_conv2d_desc *d, fconv_algo algo) {
     int64_t cg = d->c / (d->groups ? d->groups : 1);
     size_t nx = (size_t)(d->n * d->c * d->h * d->w), nw = (size_t)(d->k * cg * d->r * d->s);
     float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), bias[256];
@@ -109,10 +110,10 @@ static void check_conv2d(const fconv_conv2d_desc *d) {
     test_fill_random(bias, 256);
     const float *b = d->has_bias ? bias : NULL;
     fconv_plan *p1, *p2;
-    fconv_status st = fconv_plan_conv2d(d, &(fconv_options){.algo = FCONV_ALGO_MEC, .threads = 1}, w, b, &p1);
+    fconv_status st = fconv_plan_conv2d(d, &(fconv_options){.algo = algo, .threads = 1}, w, b, &p1);
     CHECKF(st == FCONV_OK, "%s", fconv_last_error());
     if (st != FCONV_OK) goto out;
-    st = fconv_plan_conv2d(d, &(fconv_options){.algo = FCONV_ALGO_MEC, .threads = 2}, NULL, NULL, &p2);
+    st = fconv_plan_conv2d(d, &(fconv_options){.algo = algo, .threads = 2}, NULL, NULL, &p2);
     CHECKF(st == FCONV_OK, "%s", fconv_last_error());
     if (st != FCONV_OK) {
         fconv_plan_destroy(p1);
@@ -133,6 +134,8 @@ out:
     free(x);
     free(w);
 }
+
+static void check_conv2d(const fconv_conv2d_desc *d) { check_algo_conv2d(d, FCONV_ALGO_MEC); }
 
 static void test_rare_paths(void) {
     /* Vertical dilation 3 with stride 2, asymmetric padding, groups, bias and ReLU. */
@@ -157,6 +160,21 @@ static void test_rare_paths(void) {
                                       .groups = 8});
 }
 
+/* 1x1 layers, which both run as one GEMM per image on the input in place: batches the
+ * threads divide go an image per thread (single-threaded GEMMs), others image by image with
+ * each GEMM split; either way the bits of one thread. */
+static void test_pointwise(void) {
+    for (int64_t n = 1; n <= 4; n++) {
+        const fconv_conv2d_desc d = {.n = n, .c = 19, .h = 9, .w = 13, .k = 37, .r = 1, .s = 1,
+                                     .has_bias = 1, .activation = FCONV_ACTIVATION_RELU};
+        check_algo_conv2d(&d, FCONV_ALGO_MEC);
+        check_algo_conv2d(&d, FCONV_ALGO_IM2COL);
+    }
+    /* groups: image by image, group by group */
+    check_algo_conv2d(&(fconv_conv2d_desc){.n = 2, .c = 8, .h = 5, .w = 7, .k = 6, .r = 1, .s = 1, .groups = 2},
+                      FCONV_ALGO_IM2COL);
+}
+
 int main(void) {
     test_init();
     fconv_algo_info info;
@@ -166,5 +184,6 @@ int main(void) {
     TEST(test_workspace_formula);
     TEST(test_smaller_than_im2col);
     TEST(test_rare_paths);
+    TEST(test_pointwise);
     return test_finish();
 }
