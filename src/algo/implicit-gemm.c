@@ -365,21 +365,20 @@ static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i, int64_t c
 struct share_ctx {
     const struct tile_ctx *tc;
     int64_t tiles, blocks, run; /* image tiles of the pass, group-blocks, tiles per run */
-    int64_t shares;             /* one per thread */
-    float *sums;                /* chunked: per share, px x block floats per tile of a run */
+    float *sums;                /* chunked: per worker, px x block floats per tile of a run */
 };
 
-/* Share s of a pass's (tile, block) pairs, ordered run by run (run c holds m tiles: run, or
- * fewer in the last), block by block within a run, tile by tile within a block: the static
- * split gives each thread consecutive runs, a share of the pixels, as the row-split padding
- * copy does. Each block's tiles of the share go through the taps chunk by chunk. */
-static void share_task(const void *vctx, size_t s) {
+/* Pairs [begin, end) of a pass's (tile, block) pairs, ordered run by run (run c holds m
+ * tiles: run, or fewer in the last), block by block within a run, tile by tile within a
+ * block: each thread's share is consecutive runs, a share of the pixels, as the row-split
+ * padding copy's. Each block's tiles of the range go through the taps chunk by chunk. */
+static void pairs_task(const void *vctx, size_t begin, size_t end, size_t worker) {
     const struct share_ctx *sc = vctx;
     const struct ig_geometry *g = sc->tc->g;
-    const int64_t pairs = sc->tiles * sc->blocks, per_run = sc->run * sc->blocks;
-    const int64_t hi = ((int64_t)s + 1) * pairs / sc->shares, chunks = (g->taps + g->chunk - 1) / g->chunk;
-    float *sums = sc->sums ? sc->sums + (int64_t)s * sc->run * g->px * g->block : NULL;
-    for (int64_t f = (int64_t)s * pairs / sc->shares; f < hi;) {
+    const int64_t per_run = sc->run * sc->blocks, hi = (int64_t)end;
+    const int64_t chunks = (g->taps + g->chunk - 1) / g->chunk;
+    float *sums = sc->sums ? sc->sums + (int64_t)worker * sc->run * g->px * g->block : NULL;
+    for (int64_t f = (int64_t)begin; f < hi;) {
         const int64_t c = f / per_run, local = f % per_run;
         const int64_t m = sc->tiles - c * sc->run < sc->run ? sc->tiles - c * sc->run : sc->run;
         const int64_t b = local / m, j0 = local % m, j1 = j0 + (hi - f) < m ? j0 + (hi - f) : m;
@@ -388,6 +387,14 @@ static void share_task(const void *vctx, size_t s) {
                 tile_task(sc->tc, c * sc->run + j, b, chunk, sums ? sums + (j - j0) * g->px * g->block : NULL);
         f += j1 - j0;
     }
+}
+
+/* Pairs a thread takes at a time (fconv_parallel_steal: its own share in order, then what
+ * the other has not begun). Chunked, a run's worth, so that a chunk's weights serve the
+ * run's tiles as they do in the thread's own share; else up to 8 tiles' worth, enough to
+ * keep the hand-out's cost out of sight (a 1x1 tile of 64 taps is ~1000 cycles). */
+static int64_t pairs_per_piece(const struct ig_geometry *g, int64_t run) {
+    return g->chunk < g->taps || run < 8 ? run : 8;
 }
 
 static void ig_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias, float *y,
@@ -421,9 +428,10 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
             tc.x = xn;
         }
         tc.y = y + n0 * g.k * g.p * g.q;
-        struct share_ctx sc = {&tc, images * g.tiles, g.groups * g.blocks, l.run, plan->threads,
+        struct share_ctx sc = {&tc, images * g.tiles, g.groups * g.blocks, l.run,
                                l.sums ? (float *)(ws + l.padded + l.packed) : NULL};
-        fconv_parallel_1d(plan->threads, (size_t)sc.shares, share_task, &sc);
+        fconv_parallel_steal(plan->threads, (size_t)(sc.tiles * sc.blocks), (size_t)pairs_per_piece(&g, l.run),
+                             pairs_task, &sc);
     }
 }
 

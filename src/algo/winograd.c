@@ -206,12 +206,18 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
      * and M, but it shares U out (the products split by ξν): worth it where U is large and the
      * units few or uneven. Where U fits a core's L2, block mode with shares within 10% wins
      * even for an odd unit count (2 threads, Zen 5, 5 alternated rounds: 1x64x56x56 -> 64,
-     * 3 units of 96, 96 and 4 tiles, 0.49 -> 0.36 ms); with U of 4.7-38 MB (ResNet's 128 ->
-     * 256 on 56^2 up to 8 x 512 on 28^2) it was 1-10% slower there. */
+     * 3 units of 96, 96 and 4 tiles, 0.49 -> 0.36 ms). Since a worker done with its share
+     * takes the units the other has not begun (block_units_piece), two units or more per
+     * thread also go in block mode where U stays in the last-level cache between units
+     * (2 threads, 7 alternated rounds, 7 units: 1x128x56x56 -> 256 2.49 -> 1.92 ms, 1x256x56x56
+     * 3.63 -> 3.45); with U past it (8x256x28x28 -> 512, 7 units of U's 18.9 MB, and 8 x 512
+     * on 28^2, 5 of 37.7 MB) block mode, each worker streaming all of U for every unit, was
+     * 4% slower. */
     size_t threads = plan->threads > 0 ? (size_t)plan->threads : 1;
     const int balanced = busiest_worker_tiles(&g, threads) * 10 <= g.tiles * (size_t)g.groups * 11 / threads;
     g.u_size = a2 * (size_t)g.groups * g.kgp * cg * sizeof(float);
     g.block_mode = threads == 1 || g.units >= 4 * threads ||
+                   (g.units >= 2 * threads && g.u_size <= WINO_U_CACHED_BYTES) ||
                    (balanced && (g.units % threads == 0 || g.u_size <= WINO_U_PRIVATE_BYTES));
     g.workers = g.block_mode ? (g.units < threads ? g.units : threads) : threads;
     g.vm_workers = g.block_mode ? g.workers : 1;
@@ -542,14 +548,17 @@ static float *worker_scratch(const struct unit_ctx *u, size_t worker) {
     return (float *)(u->scratch + worker * u->g->scratch_bytes);
 }
 
-/* Block mode: worker i runs its contiguous share of the units from start to end. */
-static void block_worker_task(const void *vctx, size_t worker) {
+/* Block mode: each worker runs its contiguous share of the units, then takes those of the
+ * others' it finds not yet begun (fconv_parallel_steal), with its own V, M and scratch. The
+ * VM's vCPUs can run at unequal speeds for minutes: 8x128x28^2 -> 128 on 2 threads (6 and 7
+ * units of 32 tiles) took one worker 4.4 M TSC ticks and the other 7.4 M in such a spell,
+ * 4.4 and 4.6 M out of it. */
+static void block_units_piece(const void *vctx, size_t first, size_t last, size_t worker) {
     const struct unit_ctx *u = vctx;
     const struct wino_geometry *g = u->g;
     float *v = (float *)(u->vm + worker * g->v_bytes);
     float *mm = (float *)(u->vm + g->vm_workers * g->v_bytes + worker * g->m_bytes);
     float *scratch = worker_scratch(u, worker);
-    size_t first = worker * g->units / g->workers, last = (worker + 1) * g->units / g->workers;
     size_t a2 = (size_t)(g->alpha * g->alpha);
     for (size_t unit = first; unit < last; unit++) {
         for (size_t c = 0; c < (size_t)g->cg; c++) input_channel(u, unit, c, scratch, v);
@@ -559,7 +568,12 @@ static void block_worker_task(const void *vctx, size_t worker) {
     if (g->stream) fconv_stream_fence();
 }
 
-/* Phase mode: one unit at a time, each phase split across the workers. */
+/* Phase mode: one unit at a time, each phase split across the workers. Statically: with
+ * stealing (fconv_parallel_steal, pieces of 8 channels or one ξν) 1x256x56^2 and 1x128x56^2
+ * -> 256 ran 2-3% slower on 2 threads while the vCPUs ran at one speed (13 alternated
+ * rounds), and a fully dynamic split of the products 5% slower: a ξν taken by the other
+ * thread brings its U (256 KiB here) to that core, where the static split has each thread
+ * read the same half of U unit after unit. */
 static void input_phase_task(const void *vctx, size_t worker) {
     const struct unit_ctx *u = vctx;
     size_t cg = (size_t)u->g->cg, workers = u->g->workers;
@@ -599,7 +613,7 @@ static void wino_run(const fconv_plan *plan, int m, const float *x, const float 
     struct unit_ctx ctx = {&g, x, u, bias, y, ws,
                            ws + g.vm_workers * (g.v_bytes + g.m_bytes), 0};
     if (g.block_mode) {
-        fconv_parallel_1d((int)g.workers, g.workers, block_worker_task, &ctx);
+        fconv_parallel_steal((int)g.workers, g.units, 1, block_units_piece, &ctx);
         return;
     }
     size_t a2 = (size_t)(g.alpha * g.alpha);

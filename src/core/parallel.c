@@ -5,6 +5,8 @@
  */
 #include "core/parallel.h"
 
+#include <stdatomic.h>
+
 #ifdef FCONV_HAVE_OPENMP
 #include <omp.h>
 #endif
@@ -40,6 +42,51 @@ void fconv_parallel_1d(int threads, size_t n, fconv_task_1d task, const void *ct
     long long count = (long long)n;
 #pragma omp parallel for num_threads(t) schedule(static)
     for (long long i = 0; i < count; i++) task(ctx, (size_t)i);
+#endif
+}
+
+/* One worker's share of the pieces: the next one's first item, taken by fetch-and-add, on a
+ * cache line of its own. */
+struct steal_share {
+    _Alignas(64) atomic_size_t next;
+    size_t end;
+};
+
+#define STEAL_MAX_THREADS 64
+
+/* Worker `worker`'s own share first, then the others' in turn. */
+static void steal_worker(struct steal_share *shares, size_t count, size_t grain, size_t worker,
+                         fconv_task_range task, const void *ctx) {
+    for (size_t k = 0; k < count; k++) {
+        struct steal_share *share = &shares[(worker + k) % count];
+        for (;;) {
+            const size_t begin = atomic_fetch_add_explicit(&share->next, grain, memory_order_relaxed);
+            if (begin >= share->end) break;
+            task(ctx, begin, begin + grain < share->end ? begin + grain : share->end, worker);
+        }
+    }
+}
+
+void fconv_parallel_steal(int threads, size_t n, size_t grain, fconv_task_range task, const void *ctx) {
+    if (grain == 0) grain = 1;
+    const size_t pieces = (n + grain - 1) / grain;
+    int t = effective_threads(threads, pieces);
+    if (t > STEAL_MAX_THREADS) t = STEAL_MAX_THREADS;
+    if (t == 1) {
+        for (size_t begin = 0; begin < n; begin += grain) task(ctx, begin, begin + grain < n ? begin + grain : n, 0);
+        return;
+    }
+#ifdef FCONV_HAVE_OPENMP
+    struct steal_share shares[STEAL_MAX_THREADS];
+    for (int w = 0; w < t; w++) {
+        const size_t begin = (size_t)w * pieces / (size_t)t * grain, end = ((size_t)w + 1) * pieces / (size_t)t * grain;
+        atomic_init(&shares[w].next, begin);
+        shares[w].end = end < n ? end : n;
+    }
+    /* Fewer threads than asked for (OMP_THREAD_LIMIT) leave shares without an owner: the
+     * others take them. */
+#pragma omp parallel num_threads(t)
+    steal_worker(shares, (size_t)t, grain, (size_t)omp_get_thread_num(), task, ctx);
 #endif
 }
 

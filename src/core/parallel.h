@@ -17,6 +17,17 @@ void fconv_parallel_1d(int threads, size_t n, fconv_task_1d task, const void *ct
 typedef void (*fconv_task_2d)(const void *ctx, size_t i, size_t j);
 void fconv_parallel_2d(int threads, size_t ni, size_t nj, fconv_task_2d task, const void *ctx);
 
+/* task(ctx, begin, end, worker) over pieces of [0, n): worker w (0 .. threads-1) owns the
+ * w-th contiguous share of the pieces (fconv_parallel_1d's static split) and goes through it
+ * in order, `grain` items a piece (pieces start at multiples of grain); a worker done with
+ * its share then takes the pieces the others have not begun. A static split waits on the
+ * slower thread, and this VM's two vCPUs can run at very unequal speeds (docs/benchmarks.md:
+ * one 1.65x slower for minutes); a dynamic one loses what each thread keeps in its caches
+ * from its own share, where stealing moves only the last pieces. Which worker computes a
+ * piece must not change its result. */
+typedef void (*fconv_task_range)(const void *ctx, size_t begin, size_t end, size_t worker);
+void fconv_parallel_steal(int threads, size_t n, size_t grain, fconv_task_range task, const void *ctx);
+
 /* Threads used for threads == 0 (the OpenMP default; 1 without OpenMP). */
 int fconv_parallel_default_threads(void);
 

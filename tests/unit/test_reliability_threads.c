@@ -3,7 +3,8 @@
  * each on its own output, with library-allocated and caller-given workspaces) gives exactly
  * the serial results; calls from inside the caller's OpenMP parallel region run serially
  * (no nested team) and do not deadlock; results are bit-identical across runs and across
- * 1, 2, 3, 4 and 8 threads for every algorithm and every kind of problem.
+ * 1, 2, 3, 4 and 8 threads for every algorithm and every kind of problem; the stealing
+ * split (fconv_parallel_steal) runs every item once and moves a held-up worker's rest.
  * FCONV_TEST_PLAN_THREADS=1 (the ThreadSanitizer run: libgomp is not instrumented) keeps
  * every plan serial so only the caller's pthreads run concurrently.
  */
@@ -188,6 +189,64 @@ static void test_inside_caller_openmp_region(void) {
 }
 #endif
 
+/* fconv_parallel_steal: every item in exactly one piece, pieces of at most `grain` items
+ * starting at multiples of it, workers numbered below the thread count; and a worker held up
+ * on its first piece has the rest of its share taken by the other. */
+struct steal_probe {
+    int *hits;            /* per item, atomically */
+    size_t n, grain, threads;
+    int bad_pieces;       /* atomically */
+    int *done_by;         /* per item, the worker */
+    volatile int release; /* worker 1 waits for it on its first piece (the held-up test) */
+};
+
+static void record_piece(const void *ctx, size_t begin, size_t end, size_t worker) {
+    const struct steal_probe *c = ctx;
+    struct steal_probe *m = (struct steal_probe *)c;
+    if (begin % c->grain != 0 || end <= begin || end - begin > c->grain || end > c->n || worker >= c->threads)
+        __atomic_fetch_add(&m->bad_pieces, 1, __ATOMIC_RELAXED);
+    for (size_t i = begin; i < end && i < c->n; i++) {
+        __atomic_fetch_add(&c->hits[i], 1, __ATOMIC_RELAXED);
+        if (c->done_by) c->done_by[i] = (int)worker;
+    }
+#ifdef _OPENMP
+    const double give_up = omp_get_wtime() + 5.0; /* without stealing, fail rather than hang */
+    if (c->done_by && worker == 1 && begin == c->n / 2)
+        while (!__atomic_load_n(&m->release, __ATOMIC_ACQUIRE) && omp_get_wtime() < give_up) {
+            int taken = 0; /* released once worker 0 has taken the rest of share 1 */
+            for (size_t i = c->n / 2 + c->grain; i < c->n; i++) taken += __atomic_load_n(&c->hits[i], __ATOMIC_RELAXED);
+            if (taken == (int)(c->n - c->n / 2 - c->grain)) m->release = 1;
+        }
+#endif
+}
+
+static void test_steal_covers_every_item(void) {
+    static const size_t ns[] = {0, 1, 7, 64, 1000}, grains[] = {1, 3, 8};
+    static const int threads[] = {1, 2, 3, 5};
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t b = 0; b < sizeof grains / sizeof *grains; b++)
+            for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+                int *hits = calloc(ns[a] + 1, sizeof *hits);
+                struct steal_probe c = {hits, ns[a], grains[b], (size_t)threads[t], 0, NULL, 0};
+                fconv_parallel_steal(threads[t], ns[a], grains[b], record_piece, &c);
+                int wrong = 0;
+                for (size_t i = 0; i < ns[a]; i++) wrong += hits[i] != 1;
+                CHECKF(wrong == 0 && c.bad_pieces == 0, "n %zu grain %zu threads %d: %d items not run once, %d bad pieces",
+                       ns[a], grains[b], threads[t], wrong, c.bad_pieces);
+                free(hits);
+            }
+#ifdef _OPENMP
+    if (getenv("FCONV_TEST_PLAN_THREADS")) return; /* one thread: nothing to steal */
+    enum { N = 64, GRAIN = 4 };
+    int hits[N] = {0}, done_by[N];
+    struct steal_probe c = {hits, N, GRAIN, 2, 0, done_by, 0};
+    fconv_parallel_steal(2, N, GRAIN, record_piece, &c);
+    int stolen = 0;
+    for (size_t i = N / 2 + GRAIN; i < N; i++) stolen += done_by[i] == 0;
+    CHECKF(stolen == N / 2 - GRAIN, "worker 0 took %d of the %d items worker 1 had not begun", stolen, N / 2 - GRAIN);
+#endif
+}
+
 /* Determinism: for every algorithm, on every fixed problem and 10 random ones, the result
  * is bit-identical across two runs and across 1, 2, 3, 4 and 8 threads. */
 static void test_bit_identical_across_threads(void) {
@@ -239,6 +298,7 @@ int main(void) {
 #ifdef _OPENMP
     if (!getenv("FCONV_TEST_PLAN_THREADS")) TEST(test_inside_caller_openmp_region);
 #endif
+    TEST(test_steal_covers_every_item);
     TEST(test_bit_identical_across_threads);
     return test_finish();
 }
