@@ -45,14 +45,16 @@ void fconv_parallel_1d(int threads, size_t n, fconv_task_1d task, const void *ct
 #endif
 }
 
+/* Threads fconv_parallel_steal runs at most (its shares live on the stack). */
+#define STEAL_MAX_THREADS 64
+
+#ifdef FCONV_HAVE_OPENMP
 /* One worker's share of the pieces: the next one's first item, taken by fetch-and-add, on a
  * cache line of its own. */
 struct steal_share {
     _Alignas(64) atomic_size_t next;
     size_t end;
 };
-
-#define STEAL_MAX_THREADS 64
 
 /* Worker `worker`'s own share first, then the others' in turn. */
 static void steal_worker(struct steal_share *shares, size_t count, size_t grain, size_t worker,
@@ -66,6 +68,7 @@ static void steal_worker(struct steal_share *shares, size_t count, size_t grain,
         }
     }
 }
+#endif
 
 void fconv_parallel_steal(int threads, size_t n, size_t grain, fconv_task_range task, const void *ctx) {
     if (grain == 0) grain = 1;
