@@ -50,8 +50,9 @@ int fconv_conv2d_gemm_streams(const fconv_plan *plan, int64_t pixels);
 double fconv_conv2d_pointwise_seconds(const fconv_plan *plan);
 
 /* Y[n][g] = W_g · X[n][g] for every image n and group g (on the plan's threads), then bias
- * and ReLU: one group and a batch the threads divide, an image per thread at a time, each
- * image's GEMM on its thread alone; else image by image, each GEMM split over the threads. packed and scratch as for fconv_conv2d_group_weights (scratch: the workspace).
+ * and ReLU: with one group and a batch the threads divide, an image per thread at a time,
+ * each image's GEMM on its thread alone; else image by image, each GEMM split over the
+ * threads. packed and scratch as for fconv_conv2d_group_weights (scratch: the workspace).
  * Only for plans fconv_conv2d_is_pointwise accepts. */
 void fconv_conv2d_pointwise(const fconv_plan *plan, const float *x, const float *w, const float *packed,
                             const float *bias, float *y, void *scratch);

@@ -360,6 +360,15 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
     }
 }
 
+/* Tasks [begin, end) of the (image, group, channel block) x (row block) grid, row blocks
+ * fastest, each thread's share of it in order and then what the other has not begun
+ * (fconv_parallel_steal): the VM's vCPUs can run at unequal speeds for minutes. */
+static void conv2d_tasks(const void *vctx, size_t begin, size_t end, size_t worker) {
+    (void)worker;
+    const struct conv2d_ctx *ctx = vctx;
+    for (size_t t = begin; t < end; t++) conv2d_task(ctx, t / (size_t)ctx->p_blocks, t % (size_t)ctx->p_blocks);
+}
+
 /* Whether every output row of this layer (stride 1 along rows) runs as one kernel call per
  * four output channels over all Q columns, from the task's strip of zero-padded input rows
  * (whole_row_block): the layer's (c, r) rows fit one call, the task's rows fit the thread's
@@ -370,15 +379,6 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
  * alternated rounds, before -> after (with 64-channel tasks): 3 -> 64 on 224^2 1.20-1.50 ->
  * 0.54 ms, batch 8 7.6-8.8 -> 4.7-5.1, 3 -> 128 on 56^2 0.24 -> 0.10, 2 x 4 -> 64 5x5 on
  * 64^2 0.83 -> 0.31; 16 -> 32 on 112^2 (48 rows a call) unchanged. */
-/* Tasks [begin, end) of the (image, group, channel block) x (row block) grid, row blocks
- * fastest, each thread's share of it in order and then what the other has not begun
- * (fconv_parallel_steal): the VM's vCPUs can run at unequal speeds for minutes. */
-static void conv2d_tasks(const void *vctx, size_t begin, size_t end, size_t worker) {
-    (void)worker;
-    const struct conv2d_ctx *ctx = vctx;
-    for (size_t t = begin; t < end; t++) conv2d_task(ctx, t / (size_t)ctx->p_blocks, t % (size_t)ctx->p_blocks);
-}
-
 int fconv_direct_conv2d_whole_rows(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     return d->stride_w == 1 && d->k / d->groups >= 4 && d->c / d->groups * d->r <= ROWS_PER_CALL &&

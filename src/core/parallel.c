@@ -45,8 +45,8 @@ void fconv_parallel_1d(int threads, size_t n, fconv_task_1d task, const void *ct
 #endif
 }
 
-/* Threads fconv_parallel_steal runs at most (its shares live on the stack). */
-#define STEAL_MAX_THREADS 64
+/* Threads fconv_parallel_steal runs at most (its shares live on the stack, 64 bytes each). */
+#define STEAL_MAX_THREADS 256
 
 #ifdef FCONV_HAVE_OPENMP
 /* One worker's share of the pieces: the next one's first item, taken by fetch-and-add, on a
