@@ -568,17 +568,21 @@ static void block_units_piece(const void *vctx, size_t first, size_t last, size_
     if (g->stream) fconv_stream_fence();
 }
 
-/* Phase mode: one unit at a time, each phase split across the workers. Statically: with
- * stealing (fconv_parallel_steal, pieces of 8 channels or one ξν) 1x256x56^2 and 1x128x56^2
- * -> 256 ran 2-3% slower on 2 threads while the vCPUs ran at one speed (13 alternated
- * rounds), and a fully dynamic split of the products 5% slower: a ξν taken by the other
- * thread brings its U (256 KiB here) to that core, where the static split has each thread
- * read the same half of U unit after unit. */
-static void input_phase_task(const void *vctx, size_t worker) {
+/* Phase mode: one unit at a time, each phase split across the workers. The input and output
+ * phases' channels go in pieces of 8 with stealing (fconv_parallel_steal): nothing a thread
+ * caches stays with a channel from one unit to the next (2 threads, 11 alternated rounds,
+ * within the noise: 1x128x28^2 0.370 -> 0.357 ms, 1x256x14^2 0.317 -> 0.323, 1x512x7^2 F(2x2)
+ * 0.612 -> 0.622, 1x256x28^2 -> 512 1.808 -> 1.797; with a busy loop on the second vCPU
+ * 0.397 -> 0.364, 5.95 -> 5.84). The products stay a static split: stolen ξν made 1x256x56^2
+ * and 1x128x56^2 -> 256 2-3% slower while the vCPUs ran at one speed (13 alternated rounds,
+ * all three phases stealing), and a dynamic split 5%: a ξν taken by the other thread brings
+ * its U (256 KiB here) to that core, where the static split has each thread read the same
+ * half of U unit after unit. */
+#define WINO_CHANNELS_PER_PIECE 8
+
+static void input_phase_piece(const void *vctx, size_t c0, size_t c1, size_t worker) {
     const struct unit_ctx *u = vctx;
-    size_t cg = (size_t)u->g->cg, workers = u->g->workers;
-    for (size_t c = worker * cg / workers; c < (worker + 1) * cg / workers; c++)
-        input_channel(u, u->unit, c, worker_scratch(u, worker), (float *)u->vm);
+    for (size_t c = c0; c < c1; c++) input_channel(u, u->unit, c, worker_scratch(u, worker), (float *)u->vm);
 }
 
 static void multiply_phase_task(const void *vctx, size_t xn) {
@@ -586,12 +590,10 @@ static void multiply_phase_task(const void *vctx, size_t xn) {
     multiply(u, u->unit, xn, (float *)u->vm, (float *)(u->vm + u->g->v_bytes));
 }
 
-static void output_phase_task(const void *vctx, size_t worker) {
+static void output_phase_piece(const void *vctx, size_t k0, size_t k1, size_t worker) {
     const struct unit_ctx *u = vctx;
-    size_t kg = (size_t)u->g->kg, workers = u->g->workers;
-    for (size_t k = worker * kg / workers; k < (worker + 1) * kg / workers; k++)
-        output_channel(u, u->unit, k, worker_scratch(u, worker),
-                       (const float *)(u->vm + u->g->v_bytes));
+    for (size_t k = k0; k < k1; k++)
+        output_channel(u, u->unit, k, worker_scratch(u, worker), (const float *)(u->vm + u->g->v_bytes));
     if (u->g->stream) fconv_stream_fence();
 }
 
@@ -619,9 +621,9 @@ static void wino_run(const fconv_plan *plan, int m, const float *x, const float 
     size_t a2 = (size_t)(g.alpha * g.alpha);
     for (size_t unit = 0; unit < g.units; unit++) {
         ctx.unit = unit;
-        fconv_parallel_1d(plan->threads, g.workers, input_phase_task, &ctx);
+        fconv_parallel_steal(plan->threads, (size_t)g.cg, WINO_CHANNELS_PER_PIECE, input_phase_piece, &ctx);
         fconv_parallel_1d(plan->threads, a2, multiply_phase_task, &ctx);
-        fconv_parallel_1d(plan->threads, g.workers, output_phase_task, &ctx);
+        fconv_parallel_steal(plan->threads, (size_t)g.kg, WINO_CHANNELS_PER_PIECE, output_phase_piece, &ctx);
     }
 }
 
