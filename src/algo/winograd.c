@@ -378,7 +378,35 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
     /* the next GEMM channel reads another input channel: ask for its rows while on this one */
     const int next_input = c + 1 < (size_t)g->cg && (int64_t)(c + 1) % g->phases == 0;
     const int grid = m == 4 && g->tiles_w == 4; /* 14x14 and 16x16 maps: whole tile rows per vector */
-    for (size_t t = 0; t < nt && grid;) {
+    /* F(2x2) on maps of at most 4 x 4 tiles (7x7, 8x8): each image's plane into a zero-padded
+     * copy on the stack, then every patch element of every tile from there, scalar: the run
+     * gather's call per 4-tile run and patch row (16 per channel) was 15% of 1x512x7^2's
+     * samples. */
+    const int small = m == 2 && s == 1 && g->tiles_w <= 4 && g->tiles_h <= 4;
+    for (size_t t = 0; t < nt && small;) {
+        enum { SIDE = 4 * 2 + 2 };
+        float plane[SIDE * SIDE];
+        int64_t n, ty, tx;
+        tile_coords(g, t0 + t, &n, &ty, &tx);
+        for (int64_t i = 0; i < SIDE; i++) {
+            const int64_t row = i - g->pad_top;
+            const float *xr = row >= 0 && row < g->h ? xc + n * g->x_n + row * g->x_h : NULL;
+            for (int64_t j = 0; j < SIDE; j++) {
+                const int64_t col = j - g->pad_left;
+                plane[i * SIDE + j] = xr && col >= 0 && col < g->w ? xr[col] : 0.0f;
+            }
+        }
+        /* the image's tiles of this unit, from t on */
+        const size_t per_image = (size_t)(g->tiles_h * g->tiles_w), first = (t0 + t) % per_image;
+        const size_t count = per_image - first < nt - t ? per_image - first : nt - t;
+        for (size_t e = 0; e < count; e++) {
+            const size_t r = (first + e) / (size_t)g->tiles_w * 2, q = (first + e) % (size_t)g->tiles_w * 2;
+            for (size_t i = 0; i < a; i++)
+                for (size_t j = 0; j < a; j++) d[(i * a + j) * tb + t + e] = plane[(r + i) * SIDE + q + j];
+        }
+        t += count;
+    }
+    for (size_t t = 0; t < nt && grid && !small;) {
         /* In 4-tile runs, the run gather had been a fifth of a 1x128x16x16 layer's time (a
          * call and a quarter-full vector per run and row). */
         int64_t n, ty;
@@ -392,7 +420,7 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
         g->kern->wino_f4_gather_grid(rows, -g->pad_left, g->w, trows * 4, d + t, tb);
         t += trows * 4;
     }
-    for (size_t t = 0; t < nt && !grid;) {
+    for (size_t t = 0; t < nt && !grid && !small;) {
         int64_t n, ty, tx;
         tile_coords(g, t0 + t, &n, &ty, &tx);
         size_t run = (size_t)(g->tiles_w - tx);
