@@ -123,19 +123,14 @@ static void image_task(const void *vctx, size_t n) {
     gemm_group_on(c->plan, 1, (int64_t)n, 0, c->x + (int64_t)n * d->c * pixels, d->c, pixels, c->wg, c->bias, c->y);
 }
 
-/* Images [begin, end): each thread's share, then those of the other's not yet begun. */
-static void image_tasks(const void *vctx, size_t begin, size_t end, size_t worker) {
-    (void)worker;
-    for (size_t n = begin; n < end; n++) image_task(vctx, n);
-}
-
 void fconv_conv2d_pointwise(const fconv_plan *plan, const float *x, const float *w, const float *packed,
                             const float *bias, float *y, void *scratch) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     int64_t cg = d->c / d->groups, pixels = d->h * d->w;
     if (image_per_thread(plan)) {
         struct image_ctx c = {plan, x, fconv_conv2d_group_weights(plan, 0, cg, w, packed, scratch), bias, y};
-        fconv_parallel_steal(plan->threads, (size_t)d->n, 1, image_tasks, &c);
+        /* each thread's share of the images, then the other's not begun */
+        fconv_parallel_1d_steal(plan->threads, (size_t)d->n, image_task, &c);
         return;
     }
     for (int64_t g = 0; g < d->groups; g++) {

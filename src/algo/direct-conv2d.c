@@ -360,15 +360,6 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
     }
 }
 
-/* Tasks [begin, end) of the (image, group, channel block) x (row block) grid, row blocks
- * fastest, each thread's share of it in order and then what the other has not begun
- * (fconv_parallel_steal): the VM's vCPUs can run at unequal speeds for minutes. */
-static void conv2d_tasks(const void *vctx, size_t begin, size_t end, size_t worker) {
-    (void)worker;
-    const struct conv2d_ctx *ctx = vctx;
-    for (size_t t = begin; t < end; t++) conv2d_task(ctx, t / (size_t)ctx->p_blocks, t % (size_t)ctx->p_blocks);
-}
-
 /* Whether every output row of this layer (stride 1 along rows) runs as one kernel call per
  * four output channels over all Q columns, from the task's strip of zero-padded input rows
  * (whole_row_block): the layer's (c, r) rows fit one call, the task's rows fit the thread's
@@ -401,6 +392,8 @@ void fconv_direct_conv2d(const fconv_plan *plan, const float *x, const float *w,
         .axis = {.taps = d->s, .stride = d->stride_w, .pad = d->pad_left,
                  .dilation = d->dilation_w, .in_w = d->w},
     };
-    fconv_parallel_steal(plan->threads, (size_t)(d->n * d->groups * ctx.k_blocks * ctx.p_blocks), 1, conv2d_tasks,
-                         &ctx);
+    /* each thread's share of the tasks, then what the other has not begun: the VM's vCPUs can
+     * run at unequal speeds for minutes (docs/algorithms/direct.md) */
+    fconv_parallel_2d_steal(plan->threads, (size_t)(d->n * d->groups * ctx.k_blocks), (size_t)ctx.p_blocks,
+                            conv2d_task, &ctx);
 }

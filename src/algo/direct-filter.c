@@ -209,15 +209,6 @@ static void filter_task(const void *vctx, size_t ib, size_t jc) {
     if (ctx->stream) fconv_stream_fence();
 }
 
-/* Tasks [begin, end) of the (row block) x (column chunk) grid, chunks fastest: each thread's
- * share in order, then what the other has not begun (fconv_parallel_steal; the VM's vCPUs
- * can run at unequal speeds for minutes). */
-static void filter_tasks(const void *vctx, size_t begin, size_t end, size_t worker) {
-    (void)worker;
-    const struct filter_ctx *ctx = vctx;
-    for (size_t t = begin; t < end; t++) filter_task(ctx, t / (size_t)ctx->chunks, t % (size_t)ctx->chunks);
-}
-
 void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w, float *y) {
     const fconv_filter2d_desc *f = &plan->filter;
     int64_t chunk_cols = fconv_direct_max(1, DIRECT_CHUNK / f->channels);
@@ -237,6 +228,7 @@ void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w,
         /* y[i][j] = sum_{a,b} kc[a][b] * xe[i + off_h - (KH-1) + a][j + off_w - (KW-1) + b] */
         .pad = f->kw - 1 - plan->off_w,
     };
-    fconv_parallel_steal(plan->threads, (size_t)((plan->out_h + FILTER_ROWS - 1) / FILTER_ROWS * ctx.chunks), 1,
-                         filter_tasks, &ctx);
+    /* each thread's share of the tasks, then what the other has not begun (direct.md) */
+    fconv_parallel_2d_steal(plan->threads, (size_t)((plan->out_h + FILTER_ROWS - 1) / FILTER_ROWS),
+                            (size_t)ctx.chunks, filter_task, &ctx);
 }

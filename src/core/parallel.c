@@ -93,6 +93,33 @@ void fconv_parallel_steal(int threads, size_t n, size_t grain, fconv_task_range 
 #endif
 }
 
+/* An item task (1d, or 2d over nj columns) as a range task for fconv_parallel_steal. */
+struct item_tasks {
+    fconv_task_1d task_1d;
+    fconv_task_2d task_2d;
+    size_t nj;
+    const void *ctx;
+};
+
+static void item_range(const void *vctx, size_t begin, size_t end, size_t worker) {
+    (void)worker;
+    const struct item_tasks *it = vctx;
+    for (size_t i = begin; i < end; i++) {
+        if (it->task_1d) it->task_1d(it->ctx, i);
+        else it->task_2d(it->ctx, i / it->nj, i % it->nj);
+    }
+}
+
+void fconv_parallel_1d_steal(int threads, size_t n, fconv_task_1d task, const void *ctx) {
+    const struct item_tasks it = {task, NULL, 1, ctx};
+    fconv_parallel_steal(threads, n, 1, item_range, &it);
+}
+
+void fconv_parallel_2d_steal(int threads, size_t ni, size_t nj, fconv_task_2d task, const void *ctx) {
+    const struct item_tasks it = {NULL, task, nj, ctx};
+    fconv_parallel_steal(threads, ni * nj, 1, item_range, &it);
+}
+
 void fconv_parallel_2d(int threads, size_t ni, size_t nj, fconv_task_2d task, const void *ctx) {
     size_t n = ni * nj;
     int t = effective_threads(threads, n);

@@ -28,6 +28,11 @@ void fconv_parallel_2d(int threads, size_t ni, size_t nj, fconv_task_2d task, co
 typedef void (*fconv_task_range)(const void *ctx, size_t begin, size_t end, size_t worker);
 void fconv_parallel_steal(int threads, size_t n, size_t grain, fconv_task_range task, const void *ctx);
 
+/* fconv_parallel_1d's and fconv_parallel_2d's tasks shared out as fconv_parallel_steal does,
+ * one item a piece (the 2d pairs as one range, j fastest). */
+void fconv_parallel_1d_steal(int threads, size_t n, fconv_task_1d task, const void *ctx);
+void fconv_parallel_2d_steal(int threads, size_t ni, size_t nj, fconv_task_2d task, const void *ctx);
+
 /* Threads used for threads == 0 (the OpenMP default; 1 without OpenMP). */
 int fconv_parallel_default_threads(void);
 

@@ -146,14 +146,6 @@ static void share(size_t len, size_t unit, size_t part, size_t parts, size_t *st
     *count = (end < len ? end : len) - begin;
 }
 
-static void packed_job(const void *vctx, size_t job);
-
-/* Jobs [begin, end), for fconv_parallel_steal. */
-static void packed_jobs(const void *vctx, size_t begin, size_t end, size_t worker) {
-    (void)worker;
-    for (size_t job = begin; job < end; job++) packed_job(vctx, job);
-}
-
 static void packed_job(const void *vctx, size_t job) {
     const struct packed_ctx *g = vctx;
     const size_t mr = g->kern->gemm_mr, nr = g->kern->gemm_nr;
@@ -279,7 +271,7 @@ static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a,
     if (groups > row_slivers) groups = row_slivers;
     struct packed_ctx g = {kern, trans_a, trans_b, accumulate, stream && !accumulate && c_written_once(k),
                            m, n, k, lda, ldb, ldc, k_step(k), n_blocks, groups, a, b, a_packed, c, bias, relu};
-    fconv_parallel_steal(threads, groups * n_blocks, 1, packed_jobs, &g);
+    fconv_parallel_1d_steal(threads, groups * n_blocks, packed_job, &g);
 }
 
 static void zero_c(size_t m, size_t n, int accumulate, float *c, size_t ldc) {
