@@ -2,8 +2,10 @@
  * implicit-gemm.c — conv2d as the GEMM im2col would run, W[K/G][C/G·R·S] × cols, without the
  * column matrix: the register tile (kernels/implicit-gemm) holds a few output pixels by up to
  * 64 output channels and reads each input sample it needs where it lies, at the pixel's base
- * plus the tap's offset, from the image itself or, when the window reaches into the padding,
- * from a zero-padded copy of it. Weights are packed to [group][channel block][tap][block
+ * plus the tap's offset, from the image itself. Windows reaching into the padding leave out
+ * their taps there (whole kernel rows per tile, and the columns of a row's first and last
+ * window) where that is all the padding they reach, and read a zero-padded copy of the
+ * image otherwise. Weights are packed to [group][channel block][tap][block
  * width] (zero past K/G), so a tap's channel vectors are consecutive. Strides and dilations
  * only change the two plan-time tables (pixel bases, tap offsets), not the work per output.
  * Taps go kernel row by kernel row (r, then input channel, then kernel column), so that
@@ -25,7 +27,11 @@ struct ig_geometry {
     int64_t n, c, k, groups, cg, kg, p, q;
     int64_t h, w;           /* the input plane */
     int64_t hp, wp;         /* the plane the taps read: x's own, or the zero-padded copy's */
-    int copy;               /* whether the windows reach into the padding (then they read a copy) */
+    int copy;               /* the windows reach into the padding and read a zero-padded copy */
+    int edged;              /* they do, but read x in place: the rows they have in the padding
+                               are left out per tile, the columns per pixel (edge_first/last) */
+    int64_t edge_first;     /* edged: kernel columns a row's first window has left of x */
+    int64_t edge_last;      /* edged: and its last window right of x */
     int64_t taps;           /* C/G·R·S, kernel row major: tap (r, c, s) is (r·C/G + c)·S + s */
     int64_t row_taps;       /* taps per kernel row, C/G·S */
     int64_t px, nv, lanes;  /* the tile: px pixels x nv vectors of `lanes` channels */
@@ -73,12 +79,27 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     /* The rows and columns of the padded image any window touches. */
     int64_t rows = (g->p - 1) * d->stride_h + (d->r - 1) * d->dilation_h + 1;
     int64_t cols = (g->q - 1) * d->stride_w + (d->s - 1) * d->dilation_w + 1;
-    g->copy = !(d->pad_top == 0 && d->pad_left == 0 && rows <= d->h && cols <= d->w);
+    const int reach = !(d->pad_top == 0 && d->pad_left == 0 && rows <= d->h && cols <= d->w);
+    g->px = (int64_t)kern->implicit_gemm_px;
+    /* Read in place where a tile's windows reach the padding only by whole kernel rows (tiles
+     * within one output row: Q a multiple of the tile) or by the columns of the row's first
+     * and last window: the tile leaves those rows out, the kernel those pixels' columns.
+     * Padding past a kernel's extent goes through the copy, which keeps the pixel bases near
+     * the image. */
+    const int64_t extent_h = (d->r - 1) * d->dilation_h, extent_w = (d->s - 1) * d->dilation_w;
+    const int64_t last_col = (g->q - 1) * d->stride_w - d->pad_left; /* the last window's first column */
+    g->edged = reach && g->q % g->px == 0 && d->pad_top <= extent_h && d->pad_bottom <= extent_h &&
+               d->pad_left <= d->stride_w && last_col - d->stride_w + extent_w < d->w && last_col >= 0;
+    g->edge_first = g->edge_last = 0;
+    for (int64_t sc = 0; g->edged && sc < d->s; sc++) {
+        g->edge_first += sc * d->dilation_w < d->pad_left;
+        g->edge_last += last_col + sc * d->dilation_w >= d->w;
+    }
+    g->copy = reach && !g->edged;
     g->hp = g->copy ? rows : d->h;
     g->wp = g->copy ? cols : d->w;
     g->taps = g->cg * d->r * d->s;
     g->row_taps = g->cg * d->s;
-    g->px = (int64_t)kern->implicit_gemm_px;
     g->nv = (int64_t)kern->implicit_gemm_nv;
     g->lanes = (int64_t)kern->lanes;
     g->block = g->nv * g->lanes;
@@ -157,9 +178,11 @@ static fconv_status ig_supports(const fconv_plan *plan, char *why, size_t why_le
     ig_geometry(plan, &g);
     /* Offsets are 32-bit and relative to a group's first channel; the copy must be
      * addressable. */
-    int64_t plane, group_floats, image_floats;
+    int64_t plane, group_floats, image_floats, above;
+    const fconv_conv2d_desc *d = &plan->conv2d;
     if (fconv_mul_i64(g.hp, g.wp, &plane) || fconv_mul_i64(plane, g.cg, &group_floats) ||
         group_floats > INT32_MAX || fconv_mul_i64(plane, g.c, &image_floats) ||
+        (g.edged && (fconv_mul_i64(d->pad_top, g.w, &above) || above + d->pad_left > INT32_MAX)) ||
         (uint64_t)image_floats > SIZE_MAX / 8 || (uint64_t)g.p * (uint64_t)g.q > INT32_MAX) {
         snprintf(why, why_len,
                  "implicit-gemm: a group of %lld channels of %lldx%lld does not fit 32-bit offsets",
@@ -211,9 +234,9 @@ static double ig_cost(const fconv_plan *plan) {
 /* ---- plan state ------------------------------------------------------------------------ */
 
 struct ig_state {
-    int32_t *tap_offsets; /* [taps]: c·plane + r·dh·wp + s·dw, from a group's first channel */
-    int32_t *pixel_bases; /* [P·Q]: p·sh·wp + q·sw */
-    float *packed;        /* plan-time weights packed, or NULL */
+    int32_t *tap_offsets;  /* [taps]: c·plane + r·dh·wp + s·dw, from a group's first channel */
+    int32_t *pixel_bases;  /* [P·Q]: p·sh·wp + q·sw (edged: less pt·w + pl, the padding) */
+    float *packed;         /* plan-time weights packed, or NULL */
 };
 
 /* Pack w (K x C/G x R x S) into [group][block][tap][block width], taps kernel row major,
@@ -262,9 +285,10 @@ static fconv_status ig_prepare(fconv_plan *plan) {
         for (int64_t c = 0; c < g.cg; c++)
             for (int64_t sc = 0; sc < d->s; sc++, t++)
                 s->tap_offsets[t] = (int32_t)((c * g.hp + r * d->dilation_h) * g.wp + sc * d->dilation_w);
+    const int64_t pt = g.edged ? d->pad_top : 0, pl = g.edged ? d->pad_left : 0;
     for (int64_t p = 0; p < g.p; p++)
         for (int64_t q = 0; q < g.q; q++)
-            s->pixel_bases[p * g.q + q] = (int32_t)(p * d->stride_h * g.wp + q * d->stride_w);
+            s->pixel_bases[p * g.q + q] = (int32_t)((p * d->stride_h - pt) * g.wp + q * d->stride_w - pl);
     if (plan->weights) pack_weights(&g, plan->weights, s->packed);
     return FCONV_OK;
 }
@@ -335,12 +359,12 @@ static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i, int64_t c
     for (int64_t e = 0; e < g->px; e++) /* past the last pixel: repeat it, its sums are not stored */
         bases[e] = xg + tc->s->pixel_bases[pix0 + (e < npix ? e : npix - 1)];
     /* Kernel rows [r0, r1) read inside the image for some output row of the tile: the
-     * others read only the copy's zero rows and are left out (with pad 1 the top row of a
+     * others lie in the padding (the copy's zero rows) and are left out (with pad 1 the top row of a
      * stride-2 layer's 7x7 output, a seventh of its tiles, skips a third of its taps; a
      * tile whose windows all lie in the padding runs no tap and stores the bias). */
     const fconv_conv2d_desc *d = tc->d;
     int64_t r0 = 0, r1 = d->r;
-    if (g->copy) {
+    if (g->copy || g->edged) {
         const int64_t top = pix0 / g->q * d->stride_h - d->pad_top;          /* first row's r = 0 */
         const int64_t bottom = (pix0 + npix - 1) / g->q * d->stride_h - d->pad_top; /* last row's */
         while (r0 < r1 && bottom + r0 * d->dilation_h < 0) r0++;
@@ -354,12 +378,17 @@ static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i, int64_t c
     if (chunk < first || chunk > last) return;
     const int64_t t0 = chunk > first ? chunk * g->chunk : ta;
     const int64_t t1 = chunk < last ? (chunk + 1) * g->chunk : tb;
+    /* Edged: a row's first and last tile leave out the columns their end pixels' windows
+     * have in the padding (a tile lies within one output row). */
+    const struct fconv_implicit_gemm_edges edges = {(size_t)d->s, pix0 % g->q == 0 ? (size_t)g->edge_first : 0,
+                                                    (pix0 + g->px) % g->q == 0 ? (size_t)g->edge_last : 0};
     int64_t k0 = grp * g->kg + b * g->block, nv = block_vectors(g, b);
     tc->kern->implicit_gemm_tile((size_t)(t1 - t0), bases, tc->s->tap_offsets + t0,
                                  tc->packed + (grp * g->blocks + b) * g->taps * g->block + t0 * nv * g->lanes,
                                  (size_t)nv, y + k0 * pixels + pix0, (size_t)pixels,
                                  (size_t)npix, (size_t)block_channels(g, b), tc->bias ? tc->bias + k0 : NULL, tc->relu,
-                                 tc->input_streams, chunk > first ? sums : NULL, chunk < last ? sums : NULL);
+                                 tc->input_streams, edges.first || edges.last ? &edges : NULL, chunk > first ? sums : NULL,
+                                 chunk < last ? sums : NULL);
 }
 
 struct share_ctx {

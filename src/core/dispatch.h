@@ -205,12 +205,20 @@ typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps
  * the sums are those of one call over all the taps, bit for bit. Both hold px*nv_max*lanes
  * floats (pixel i's vector v at (i*nv_max + v)*lanes, nv_max = implicit_gemm_nv), 64-byte
  * aligned.
+ * edges (NULL: every pixel sums every tap): the taps come in groups of edges->group (taps a
+ * multiple of it), and the sum of pixel 0 leaves out the first edges->first taps of each
+ * group, that of pixel px-1 the last edges->last: the kernel columns a row's first and last
+ * windows have in the padding, so that the image is read in place with no zero-padded copy.
  */
 #define FCONV_IMPLICIT_GEMM_PX_MAX 8 /* the largest implicit_gemm_px of any table */
+struct fconv_implicit_gemm_edges {
+    size_t group, first, last;
+};
 typedef void (*fconv_implicit_gemm_tile_fn)(size_t taps, const float *const *x, const int32_t *off,
                                             const float *w, size_t nv, float *y, size_t y_stride, size_t npix,
                                             size_t nch, const float *bias, int relu, int input_streams,
-                                            const float *acc_in, float *acc_out);
+                                            const struct fconv_implicit_gemm_edges *edges, const float *acc_in,
+                                            float *acc_out);
 
 /* One ISA's kernels. */
 struct fconv_kernels {
@@ -309,7 +317,8 @@ FCONV_DECLARE_WINO_TILES_ALL(avx512)
     void fconv_implicit_gemm_tile__##isa(size_t taps, const float *const *x, const int32_t *off, const float *w, \
                                          size_t nv, float *y, size_t y_stride, size_t npix, size_t nch,      \
                                          const float *bias, int relu, int input_streams,                     \
-                                         const float *acc_in, float *acc_out);                                \
+                                         const struct fconv_implicit_gemm_edges *edges, const float *acc_in,   \
+                                         float *acc_out);                                                     \
     size_t fconv_implicit_gemm_px__##isa(void);                                                              \
     size_t fconv_implicit_gemm_nv__##isa(void);
 FCONV_DECLARE_IMPLICIT_GEMM(scalar)

@@ -95,9 +95,10 @@ static void test_pixels_and_windows(void) {
                                     .activation = FCONV_ACTIVATION_RELU});
     check_layer((fconv_conv2d_desc){.n = 1, .c = 5, .h = 9, .w = 4, .k = 17, .r = 3, .s = 3, .stride_h = 2,
                                     .dilation_h = 3, .pad_top = 5, .pad_bottom = 6, .has_bias = 1});
-    /* padded copies of 2.7 MB: three images to a pass, then the fourth alone */
-    check_layer((fconv_conv2d_desc){.n = 4, .c = 64, .h = 100, .w = 100, .k = 8, .r = 3, .s = 3, .pad_top = 1,
-                                    .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1});
+    /* padded copies of 2.8 MB (9x9 pad 4: four windows of each row reach the padding): three
+     * images to a pass, then the fourth alone */
+    check_layer((fconv_conv2d_desc){.n = 4, .c = 64, .h = 96, .w = 96, .k = 8, .r = 9, .s = 9, .pad_top = 4,
+                                    .pad_left = 4, .pad_bottom = 4, .pad_right = 4, .has_bias = 1});
     /* runs of ~100 tiles (1x1, 256 channels: a block's weights and a run's inputs in L2)
      * shorter than a thread's share, the last one partial, over 2 channel blocks (5 on AVX2) */
     check_layer((fconv_conv2d_desc){.n = 1, .c = 256, .h = 40, .w = 40, .k = 66, .r = 1, .s = 1, .has_bias = 1});
@@ -107,6 +108,70 @@ static void test_pixels_and_windows(void) {
     check_layer((fconv_conv2d_desc){.n = 1, .c = 3, .h = 30, .w = 26, .k = 64, .r = 7, .s = 7, .stride_h = 2,
                                     .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3,
                                     .has_bias = 1, .activation = FCONV_ACTIVATION_RELU});
+}
+
+/* Windows reaching into the padding by whole kernel rows per tile and by the columns of each
+ * row's first and last window read the image in place (84 outputs a row: a whole number of
+ * tiles on every ISA): no workspace, and the same bits as the same layer on the image padded
+ * by hand (no padding, every tap read), on 1 and 2 threads. */
+static void check_masked_as_padded(fconv_conv2d_desc d, int threads) {
+    fconv_conv2d_desc padded = d;
+    padded.h = d.h + d.pad_top + d.pad_bottom;
+    padded.w = d.w + d.pad_left + d.pad_right;
+    padded.pad_top = padded.pad_left = padded.pad_bottom = padded.pad_right = 0;
+    int64_t n = d.n ? d.n : 1, g = d.groups ? d.groups : 1;
+    float *x = random_array(n * d.c * d.h * d.w), *w = random_array(d.k * d.c / g * d.r * d.s);
+    float *xp = calloc((size_t)(n * d.c * padded.h * padded.w), sizeof *xp);
+    for (int64_t plane = 0; plane < n * d.c; plane++)
+        for (int64_t i = 0; i < d.h; i++)
+            memcpy(xp + (plane * padded.h + i + d.pad_top) * padded.w + d.pad_left, x + (plane * d.h + i) * d.w,
+                   (size_t)d.w * sizeof *x);
+    fconv_plan *p1, *p2;
+    const fconv_options o = {.algo = FCONV_ALGO_IMPLICIT_GEMM, .threads = threads};
+    CHECK(fconv_plan_conv2d(&d, &o, w, NULL, &p1) == FCONV_OK);
+    CHECK(fconv_plan_conv2d(&padded, &o, w, NULL, &p2) == FCONV_OK);
+    CHECK_EQ_INT(fconv_plan_workspace_size(p1), 0); /* no copy */
+    int64_t ny = fconv_plan_output_elements(p1);
+    CHECK_EQ_INT(ny, fconv_plan_output_elements(p2));
+    float *y1 = malloc((size_t)ny * sizeof *y1), *y2 = malloc((size_t)ny * sizeof *y2);
+    CHECK(fconv_execute(p1, x, NULL, NULL, y1) == FCONV_OK);
+    CHECK(fconv_execute(p2, xp, NULL, NULL, y2) == FCONV_OK);
+    CHECKF(memcmp(y1, y2, (size_t)ny * sizeof *y1) == 0, "%lldx%lld kernel %lldx%lld stride %lld: masked and padded differ",
+           (long long)d.h, (long long)d.w, (long long)d.r, (long long)d.s, (long long)d.stride_h);
+    fconv_plan_destroy(p1);
+    fconv_plan_destroy(p2);
+    free(x);
+    free(xp);
+    free(w);
+    free(y1);
+    free(y2);
+}
+
+static void test_masked_padding(void) {
+    for (int threads = 1; threads <= 2; threads++) {
+        /* 3x3/2 pad 1: the first window of a row one column left of x, the top row's a row above */
+        check_masked_as_padded((fconv_conv2d_desc){.n = 2, .c = 40, .h = 10, .w = 168, .k = 70, .r = 3, .s = 3,
+                                                   .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1,
+                                                   .pad_bottom = 1, .pad_right = 1},
+                               threads);
+        /* 3x3 pad 1, stride 1: both ends of every row, top and bottom rows */
+        check_masked_as_padded((fconv_conv2d_desc){.n = 1, .c = 9, .h = 6, .w = 84, .k = 20, .r = 3, .s = 3,
+                                                   .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
+                               threads);
+        /* 5x5/2 pad 2: two columns at each end; dilation 2 pad 2: one */
+        check_masked_as_padded((fconv_conv2d_desc){.n = 1, .c = 5, .h = 9, .w = 167, .k = 17, .r = 5, .s = 5,
+                                                   .stride_h = 2, .stride_w = 2, .pad_top = 2, .pad_left = 2,
+                                                   .pad_bottom = 2, .pad_right = 2},
+                               threads);
+        check_masked_as_padded((fconv_conv2d_desc){.n = 1, .c = 6, .h = 11, .w = 167, .k = 8, .r = 3, .s = 3,
+                                                   .stride_h = 2, .stride_w = 2, .dilation_h = 2, .dilation_w = 2,
+                                                   .pad_top = 2, .pad_left = 2, .pad_bottom = 2, .pad_right = 2},
+                               threads);
+        /* asymmetric: two rows above, one column left, none below or right */
+        check_masked_as_padded((fconv_conv2d_desc){.n = 1, .c = 7, .h = 8, .w = 85, .k = 5, .r = 3, .s = 3,
+                                                   .pad_top = 2, .pad_left = 1},
+                               threads);
+    }
 }
 
 /* A NaN input reaches exactly the outputs whose windows hold it, ReLU or not. */
@@ -167,18 +232,24 @@ static void test_tap_chunks(void) {
 static void test_workspace(void) {
     fconv_conv2d_desc stem = {.n = 2, .c = 3, .h = 224, .w = 224, .k = 64, .r = 7, .s = 7, .stride_h = 2,
                               .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3};
-    /* 111 * 2 + 7 = 229 rows and columns; both images copied at once (8 MiB hold them) */
+    /* 111 * 2 + 7 = 229 rows and columns (a row's first two windows reach the padding: copied);
+     * both images copied at once (8 MiB hold them) */
     size_t padded = (size_t)2 * 3 * 229 * 229 * 4;
     padded = (padded + 63) / 64 * 64;
     CHECK_EQ_INT(workspace(&stem, 1), padded + 63);
     CHECK_EQ_INT(workspace(&stem, 0), padded + (size_t)64 * 147 * 4 + 63);
     fconv_conv2d_desc inside = {.n = 1, .c = 16, .h = 20, .w = 20, .k = 64, .r = 3, .s = 3};
     CHECK_EQ_INT(workspace(&inside, 1), 0);
-    /* images of 4 MiB and more: two, then one copy at a time */
-    fconv_conv2d_desc big = {.n = 5, .c = 64, .h = 126, .w = 126, .k = 8, .r = 3, .s = 3, .pad_top = 1,
-                             .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
+    /* padding past the kernel's extent: copied, 2 * 3 + 9 = 15 rows, 21 * 2 + 3 = 45 columns */
+    fconv_conv2d_desc deep = {.n = 1, .c = 3, .h = 10, .w = 40, .k = 8, .r = 3, .s = 3, .stride_h = 2, .stride_w = 2,
+                              .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3};
+    CHECK_EQ_INT(workspace(&deep, 1), ((size_t)3 * 15 * 45 * 4 + 63) / 64 * 64 + 63);
+    /* a 9x9 kernel, pad 4 (four windows of each row reach the padding): images of 4 MiB and
+     * more, two, then one copy at a time */
+    fconv_conv2d_desc big = {.n = 5, .c = 64, .h = 120, .w = 120, .k = 8, .r = 9, .s = 9, .pad_top = 4,
+                             .pad_left = 4, .pad_bottom = 4, .pad_right = 4};
     CHECK_EQ_INT(workspace(&big, 1), (size_t)2 * 64 * 128 * 128 * 4 + 63);
-    big.h = big.w = 254;
+    big.h = big.w = 248;
     CHECK_EQ_INT(workspace(&big, 1), (size_t)64 * 256 * 256 * 4 + 63);
 }
 
@@ -188,6 +259,7 @@ int main(void) {
     if (fconv_algo_get_info(FCONV_ALGO_IMPLICIT_GEMM, &info) != FCONV_OK) return TEST_SKIP_CODE;
     TEST(test_channel_blocks);
     TEST(test_pixels_and_windows);
+    TEST(test_masked_padding);
     TEST(test_nan);
     TEST(test_tap_chunks);
     TEST(test_workspace);

@@ -83,30 +83,55 @@ static ALWAYS_INLINE vf fma_mem(vf b, const float *p, vf a) { return vf_fma(b, v
  * acc[(i*IG_NV + v) * VF_LANES]. */
 #define ACC_AT(i, v) (((size_t)(i) * IG_NV + (size_t)(v)) * VF_LANES)
 
-static ALWAYS_INLINE void tile_sums(const int nv, const int streams, size_t taps, const float *const *x, const int32_t *restrict off,
-                                    const float *restrict w, const float *acc_in, float *acc_out,
-                                    const struct tile_out *o) {
+/* One tap: its weight vectors times pixels [i0, i1)'s samples into their accumulators. */
+#define TAP_STEP(t, i0, i1)                                                                                   \
+    do {                                                                                                      \
+        const size_t tap_ = (t);                                                                              \
+        const int32_t ot = off[tap_];                                                                         \
+        if (tap_ + PREFETCH_TAPS < taps) {                                                                    \
+            __builtin_prefetch(xs[0] + off[tap_ + PREFETCH_TAPS], 0, 3);                                      \
+            __builtin_prefetch(xs[IG_PX - 1] + off[tap_ + PREFETCH_TAPS], 0, 3);                              \
+        }                                                                                                     \
+        if (streams) __builtin_prefetch(xs[IG_PX - 1] + ot + NEXT_LINE_FLOATS, 0, 2);                        \
+        vf wv[IG_NV];                                                                                         \
+        const float *wt = w + tap_ * width;                                                                   \
+        UNROLLED (int v = 0; v < nv; v++) if (v < MEM_V) wv[v] = vf_load(wt + (size_t)v * VF_LANES);         \
+        UNROLLED (int i = (i0); i < (i1); i++) {                                                              \
+            const vf xv = vf_set1(xs[i][ot]);                                                                 \
+            UNROLLED (int v = 0; v < nv; v++)                                                                 \
+                acc[i][v] = v < MEM_V ? vf_fma(xv, wv[v], acc[i][v])                                          \
+                                      : fma_mem(xv, wt + (size_t)v * VF_LANES, acc[i][v]);                    \
+        }                                                                                                     \
+    } while (0)
+
+static ALWAYS_INLINE void tile_sums(const int nv, const int streams, const int edged, size_t taps,
+                                    const float *const *x, const int32_t *restrict off, const float *restrict w,
+                                    const struct fconv_implicit_gemm_edges *edges, const float *acc_in,
+                                    float *acc_out, const struct tile_out *o) {
     const float *xs[IG_PX];
     UNROLLED (int i = 0; i < IG_PX; i++) xs[i] = x[i];
     vf acc[IG_PX][IG_NV];
     UNROLLED (int i = 0; i < IG_PX; i++)
         UNROLLED (int v = 0; v < nv; v++) acc[i][v] = acc_in ? vf_load(acc_in + ACC_AT(i, v)) : vf_zero();
     const size_t width = (size_t)nv * VF_LANES;
-    for (size_t t = 0; t < taps; t++) {
-        const int32_t ot = off[t];
-        if (t + PREFETCH_TAPS < taps) {
-            __builtin_prefetch(xs[0] + off[t + PREFETCH_TAPS], 0, 3);
-            __builtin_prefetch(xs[IG_PX - 1] + off[t + PREFETCH_TAPS], 0, 3);
-        }
-        if (streams) __builtin_prefetch(xs[IG_PX - 1] + ot + NEXT_LINE_FLOATS, 0, 2);
-        vf wv[IG_NV];
-        const float *wt = w + t * width;
-        UNROLLED (int v = 0; v < nv; v++) if (v < MEM_V) wv[v] = vf_load(wt + (size_t)v * VF_LANES);
-        UNROLLED (int i = 0; i < IG_PX; i++) {
-            const vf xv = vf_set1(xs[i][ot]);
-            UNROLLED (int v = 0; v < nv; v++)
-                acc[i][v] = v < MEM_V ? vf_fma(xv, wv[v], acc[i][v]) : fma_mem(xv, wt + (size_t)v * VF_LANES, acc[i][v]);
-        }
+    if (!edged) {
+        for (size_t t = 0; t < taps; t++) TAP_STEP(t, 0, IG_PX);
+    } else {
+        /* Taps come in groups of a kernel row's columns; the first pixel leaves out each
+         * group's first `first` taps (their columns lie left of x), the last pixel its last
+         * `last`. A branch per tap, the same in every group: predicted. */
+        const size_t group = edges->group, first = edges->first, last_from = edges->group - edges->last;
+        for (size_t g = 0; g < taps; g += group)
+            for (size_t s = 0; s < group; s++) {
+                if (s < first) {
+                    if (s >= last_from) TAP_STEP(g + s, 1, IG_PX - 1);
+                    else TAP_STEP(g + s, 1, IG_PX);
+                } else if (s >= last_from) {
+                    TAP_STEP(g + s, 0, IG_PX - 1);
+                } else {
+                    TAP_STEP(g + s, 0, IG_PX);
+                }
+            }
     }
     if (acc_out) { /* a chunk before the tile's last: the sums wait for the next one */
         UNROLLED (int i = 0; i < IG_PX; i++)
@@ -130,15 +155,20 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int streams, size_t taps
 void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const *x, const int32_t *off,
                                                 const float *w, size_t nv, float *y, size_t y_stride, size_t npix,
                                                 size_t nch, const float *bias, int relu, int input_streams,
-                                                const float *acc_in, float *acc_out) {
+                                                const struct fconv_implicit_gemm_edges *edges, const float *acc_in,
+                                                float *acc_out) {
     assert(x && off && w && y && nv >= 1 && nv <= IG_NV && npix >= 1 && npix <= IG_PX && nch >= 1 &&
            nch <= nv * VF_LANES);
     const struct tile_out o = {y, y_stride, npix, nch, bias, relu};
+    const int streams = input_streams != 0;
+    assert(!edges || (edges->group >= 1 && taps % edges->group == 0 && edges->first <= edges->group &&
+                      edges->last <= edges->group));
     /* nv (and streams) a constant in each case, so the accumulators stay in registers */
 #define TILE_CASE(n)                                                                                         \
     case n:                                                                                                  \
-        if (input_streams) tile_sums(n, 1, taps, x, off, w, acc_in, acc_out, &o);                          \
-        else tile_sums(n, 0, taps, x, off, w, acc_in, acc_out, &o);                                         \
+        if (edges) tile_sums(n, streams, 1, taps, x, off, w, edges, acc_in, acc_out, &o);                   \
+        else if (streams) tile_sums(n, 1, 0, taps, x, off, w, NULL, acc_in, acc_out, &o);                   \
+        else tile_sums(n, 0, 0, taps, x, off, w, NULL, acc_in, acc_out, &o);                                \
         break;
     switch (nv) {
     TILE_CASE(1)
