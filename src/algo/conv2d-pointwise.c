@@ -86,6 +86,9 @@ static int image_per_thread(const fconv_plan *plan) {
 /* An input this small stays in L2 from one run to the next and while every sliver of
  * weights passes over it (a Zen 4 core's L2). */
 #define POINTWISE_INPUT_L2_BYTES (1024.0 * 1024)
+/* A batch's input and output larger than the last-level cache (32 MiB: a Zen 4 or 5 CCD's
+ * L3) come from memory on every run. */
+#define POINTWISE_FROM_MEMORY_BYTES ((double)(32 << 20))
 
 double fconv_conv2d_pointwise_seconds(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
@@ -102,13 +105,16 @@ double fconv_conv2d_pointwise_seconds(const fconv_plan *plan) {
         : bytes <= FCONV_CACHED_BYTES && input_bytes <= POINTWISE_INPUT_L2_BYTES ? FCONV_GEMM_C_HIDDEN
                                                                                      : FCONV_GEMM_C_COPIED;
     const int threads = image_per_thread(plan) ? 1 : plan->threads;
+    double per_block = fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, threads, c_write);
     /* The micro-kernel reads the input (B) in place, depth rows at once, too many streams for
-     * the hardware prefetchers; it asks for them ahead (PACK_PREFETCH_ROWS), and from memory
-     * (batches of 8) the read hides behind the FMAs as it does from L3: measured / modelled
-     * time 0.50-0.58 at batch 8 against 0.51-0.63 at batch 1 over ResNet-50's 1x1 layers
-     * (2 threads, Zen 5), where a charge for reading B from memory had kept AUTO on
-     * implicit-gemm for 8 x 64 x 56^2 -> 64 (0.68 ms against im2col's 0.62). */
-    const double per_block = fconv_gemm_prepacked_seconds(plan->kernels, kg, pixels, depth, threads, c_write);
+     * the hardware prefetchers; it asks for them ahead (PACK_PREFETCH_ROWS), which hides the
+     * read from L3 but not always from memory (implicit-gemm prefetches its input further and
+     * keeps its speed). A batch's input and output stay in L3 from one run to the next below
+     * POINTWISE_FROM_MEMORY_BYTES: there the charge, once taken from 8 MiB, had kept AUTO on
+     * implicit-gemm for 8 x 64 x 56^2 -> 64 (12.8 MB: 0.68 ms against im2col's 0.62; 2
+     * threads, Zen 5), while 8 x 256 x 56^2 -> 128 (38.5 MB) ran im2col in 5.0-7.0 ms against
+     * implicit-gemm's 5.1. */
+    if (bytes > POINTWISE_FROM_MEMORY_BYTES) per_block += fconv_stream_seconds(4.0 * depth * pixels);
     return (double)d->n * (double)d->groups * per_block / (double)(plan->threads / threads);
 }
 
