@@ -5,8 +5,8 @@
  * plus the tap's offset, from the image itself. Windows reaching into the padding leave out
  * their taps there (whole kernel rows per tile, and the columns of a row's first and last
  * window) where that is all the padding they reach, and read a zero-padded copy of the
- * image otherwise. Weights are packed to [group][channel block][tap][block
- * width] (zero past K/G), so a tap's channel vectors are consecutive. Strides and dilations
+ * image otherwise. Weights are packed to [group][channel block][tap][block width] (zero
+ * past K/G), so a tap's channel vectors are consecutive. Strides and dilations
  * only change the two plan-time tables (pixel bases, tap offsets), not the work per output.
  * Taps go kernel row by kernel row (r, then input channel, then kernel column), so that
  * a tile whose output rows all see kernel row r in the padding skips r's taps as one range.
