@@ -359,9 +359,9 @@ static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i, int64_t c
     for (int64_t e = 0; e < g->px; e++) /* past the last pixel: repeat it, its sums are not stored */
         bases[e] = xg + tc->s->pixel_bases[pix0 + (e < npix ? e : npix - 1)];
     /* Kernel rows [r0, r1) read inside the image for some output row of the tile: the
-     * others lie in the padding (the copy's zero rows) and are left out (with pad 1 the top row of a
-     * stride-2 layer's 7x7 output, a seventh of its tiles, skips a third of its taps; a
-     * tile whose windows all lie in the padding runs no tap and stores the bias). */
+     * others lie in the padding (the copy's zero rows) and are left out (with pad 1 the top
+     * row of a stride-2 layer's 7x7 output, a seventh of its tiles, skips a third of its taps;
+     * a tile whose windows all lie in the padding runs no tap and stores the bias). */
     const fconv_conv2d_desc *d = tc->d;
     int64_t r0 = 0, r1 = d->r;
     if (g->copy || g->edged) {
@@ -387,8 +387,8 @@ static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i, int64_t c
                                  tc->packed + (grp * g->blocks + b) * g->taps * g->block + t0 * nv * g->lanes,
                                  (size_t)nv, y + k0 * pixels + pix0, (size_t)pixels,
                                  (size_t)npix, (size_t)block_channels(g, b), tc->bias ? tc->bias + k0 : NULL, tc->relu,
-                                 tc->input_streams, edges.first || edges.last ? &edges : NULL, chunk > first ? sums : NULL,
-                                 chunk < last ? sums : NULL);
+                                 tc->input_streams, edges.first || edges.last ? &edges : NULL,
+                                 chunk > first ? sums : NULL, chunk < last ? sums : NULL);
 }
 
 struct share_ctx {

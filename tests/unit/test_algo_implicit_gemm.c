@@ -136,8 +136,8 @@ static void check_edged_as_padded(fconv_conv2d_desc d, int threads) {
     float *y1 = malloc((size_t)ny * sizeof *y1), *y2 = malloc((size_t)ny * sizeof *y2);
     CHECK(fconv_execute(p1, x, NULL, NULL, y1) == FCONV_OK);
     CHECK(fconv_execute(p2, xp, NULL, NULL, y2) == FCONV_OK);
-    CHECKF(memcmp(y1, y2, (size_t)ny * sizeof *y1) == 0, "%lldx%lld kernel %lldx%lld stride %lld: edged and padded differ",
-           (long long)d.h, (long long)d.w, (long long)d.r, (long long)d.s, (long long)d.stride_h);
+    CHECKF(memcmp(y1, y2, (size_t)ny * sizeof *y1) == 0,
+           "%lldx%lld kernel %lldx%lld stride %lld: edged and padded differ", (long long)d.h, (long long)d.w, (long long)d.r, (long long)d.s, (long long)d.stride_h);
     fconv_plan_destroy(p1);
     fconv_plan_destroy(p2);
     free(x);
@@ -151,31 +151,31 @@ static void test_edged_padding(void) {
     for (int threads = 1; threads <= 2; threads++) {
         /* 3x3/2 pad 1: the first window of a row one column left of x, the top row's a row above */
         check_edged_as_padded((fconv_conv2d_desc){.n = 2, .c = 40, .h = 10, .w = 168, .k = 70, .r = 3, .s = 3,
-                                                   .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1,
-                                                   .pad_bottom = 1, .pad_right = 1},
-                               threads);
+                                                  .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1,
+                                                  .pad_bottom = 1, .pad_right = 1},
+                              threads);
         /* 3x3 pad 1, stride 1: both ends of every row, top and bottom rows */
         check_edged_as_padded((fconv_conv2d_desc){.n = 1, .c = 9, .h = 6, .w = 84, .k = 20, .r = 3, .s = 3,
-                                                   .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
-                               threads);
+                                                  .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
+                              threads);
         /* 5x5/2 pad 2: two columns at each end; dilation 2 pad 2: one */
         check_edged_as_padded((fconv_conv2d_desc){.n = 1, .c = 5, .h = 9, .w = 167, .k = 17, .r = 5, .s = 5,
-                                                   .stride_h = 2, .stride_w = 2, .pad_top = 2, .pad_left = 2,
-                                                   .pad_bottom = 2, .pad_right = 2},
-                               threads);
+                                                  .stride_h = 2, .stride_w = 2, .pad_top = 2, .pad_left = 2,
+                                                  .pad_bottom = 2, .pad_right = 2},
+                              threads);
         check_edged_as_padded((fconv_conv2d_desc){.n = 1, .c = 6, .h = 11, .w = 167, .k = 8, .r = 3, .s = 3,
-                                                   .stride_h = 2, .stride_w = 2, .dilation_h = 2, .dilation_w = 2,
-                                                   .pad_top = 2, .pad_left = 2, .pad_bottom = 2, .pad_right = 2},
-                               threads);
+                                                  .stride_h = 2, .stride_w = 2, .dilation_h = 2, .dilation_w = 2,
+                                                  .pad_top = 2, .pad_left = 2, .pad_bottom = 2, .pad_right = 2},
+                              threads);
         /* asymmetric: two rows above, one column left, none below or right */
         check_edged_as_padded((fconv_conv2d_desc){.n = 1, .c = 7, .h = 8, .w = 85, .k = 5, .r = 3, .s = 3,
-                                                   .pad_top = 2, .pad_left = 1},
-                               threads);
+                                                  .pad_top = 2, .pad_left = 1},
+                              threads);
         /* a one-column kernel, padded left and right: a row's first and last windows lie
          * wholly in the padding (their pixels sum no tap, the bias alone) */
         check_edged_as_padded((fconv_conv2d_desc){.n = 1, .c = 6, .h = 5, .w = 82, .k = 9, .r = 3, .s = 1,
-                                                   .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
-                               threads);
+                                                  .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
+                              threads);
     }
 }
 

@@ -163,7 +163,8 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const 
     const int streams = input_streams != 0;
     assert(!edges || (edges->group >= 1 && taps % edges->group == 0 && edges->first <= edges->group &&
                       edges->last <= edges->group));
-    /* nv (and streams) a constant in each case, so the accumulators stay in registers */
+    /* nv (and streams, but on edged tiles) a constant in each case, so the accumulators stay
+     * in registers */
 #define TILE_CASE(n)                                                                                         \
     case n:                                                                                                  \
         if (edges) tile_sums(n, streams, 1, taps, x, off, w, edges, acc_in, acc_out, &o);                   \
