@@ -109,44 +109,51 @@ static ALWAYS_INLINE void rows_block(const struct rows_args *r, const int nk, co
  * 32-byte loads straddle half as often, and its 16 registers cannot hold the block's 8
  * accumulators and 10 input vectors (15.5 -> 16.9 ms with it). */
 #define SHIFTED_ROWS (VF_LANES == 16)
-#define SHIFTED_ROW_VECTORS (NV_ONE + 2)
 
-/* Whether block e of a one-row call can take row_block_shifted: kw and dist allow it, and
- * the aligned vectors it loads lie within what the contract lets the kernel read of every
- * input row (x_rows[a][0 .. n - 1 + kw - 1]), so no load reaches past the caller's data. */
+/* Whether block e of a one-row call can take row_block_shifted: dist allows it, y is written
+ * (not accumulated), and the aligned vectors it loads lie within what the contract lets the
+ * kernel read of every input row (x_rows[a][0 .. n - 1 + kw - 1]), so no load reaches past
+ * the caller's data. */
 static ALWAYS_INLINE int row_block_shifts(const struct rows_args *r, size_t n, size_t e) {
-    if (!SHIFTED_ROWS || r->dist != 1 || r->kw > (size_t)VF_LANES + 1) return 0;
+    if (!SHIFTED_ROWS || r->dist != 1 || r->accumulate) return 0;
     for (size_t a = 0; a < r->kh; a++) {
         const uintptr_t row = (uintptr_t)r->x_rows[a], at = row + e * sizeof(float);
         if (row % sizeof(float)) return 0;
         const uintptr_t base = at - at % (VF_LANES * sizeof(float));
+        const size_t mis = (size_t)(at - base) / sizeof(float), last_group = (mis + r->kw - 1) / VF_LANES;
         const uintptr_t end = row + (n + r->kw - 1) * sizeof(float); /* past the readable floats */
-        if (base < row || base + SHIFTED_ROW_VECTORS * VF_LANES * sizeof(float) > end) return 0;
+        if (base < row || base + (last_group + NV_ONE + 1) * VF_LANES * sizeof(float) > end) return 0;
     }
     return 1;
 }
 
-/* rows_block for nk = 1, NV_ONE whole vectors, streamed, where row_block_shifts allows. */
-static ALWAYS_INLINE void row_block_shifted(const struct rows_args *r, size_t e, const int fin) {
+/* rows_block for nk = 1 and NV_ONE whole vectors, written (streamed with stream), where
+ * row_block_shifts allows. Per kernel row, the taps go in groups whose vectors start in the
+ * same aligned vector of the input: NV_ONE + 1 aligned loads per group, each tap's vector cut
+ * from two of them. */
+static ALWAYS_INLINE void row_block_shifted(const struct rows_args *r, size_t e, const int stream, const int fin) {
     vf acc[NV_ONE];
     for (int v = 0; v < NV_ONE; v++) acc[v] = vf_zero();
     for (size_t a = 0; a < r->kh; a++) {
         const float *xa = r->x_rows[a] + e, *ta = r->tap_rows[a];
-        const int mis = (int)((uintptr_t)xa / sizeof(float) % VF_LANES);
-        const float *base = xa - mis;
-        vf xv[SHIFTED_ROW_VECTORS];
-        for (int v = 0; v < SHIFTED_ROW_VECTORS; v++) xv[v] = vf_load(base + (size_t)v * VF_LANES);
-        for (size_t b = 0; b < r->kw; b++) {
-            const vf t = vf_set1(ta[(ptrdiff_t)b * r->tap_step]);
-            const int s = mis + (int)b; /* tap b's vector v starts s floats into xv[v] */
-            if (s < VF_LANES)
+        const size_t mis = (size_t)((uintptr_t)xa / sizeof(float) % VF_LANES);
+        for (size_t b = 0; b < r->kw;) {
+            const size_t group = (mis + b) / VF_LANES, group_end = (group + 1) * VF_LANES - mis;
+            const float *base = xa - mis + group * VF_LANES;
+            vf xv[NV_ONE + 1];
+            for (int v = 0; v <= NV_ONE; v++) xv[v] = vf_load(base + (size_t)v * VF_LANES);
+            for (; b < r->kw && b < group_end; b++) {
+                const vf t = vf_set1(ta[(ptrdiff_t)b * r->tap_step]);
+                const int s = (int)(mis + b - group * VF_LANES); /* tap b's vector v starts s floats into xv[v] */
                 for (int v = 0; v < NV_ONE; v++) acc[v] = vf_fma(t, vf_shift_pair(xv[v], xv[v + 1], s), acc[v]);
-            else
-                for (int v = 0; v < NV_ONE; v++)
-                    acc[v] = vf_fma(t, vf_shift_pair(xv[v + 1], xv[v + 2], s - VF_LANES), acc[v]);
+            }
         }
     }
-    for (int v = 0; v < NV_ONE; v++) vf_stream(r->y[0] + e + (size_t)v * VF_LANES, finish(r, 0, acc[v], fin));
+    for (int v = 0; v < NV_ONE; v++) {
+        float *p = r->y[0] + e + (size_t)v * VF_LANES;
+        if (stream) vf_stream(p, finish(r, 0, acc[v], fin));
+        else vf_storeu(p, finish(r, 0, acc[v], fin));
+    }
 }
 
 /* Every column of nk rows: wide blocks, then pairs and single vectors, then the last few
@@ -177,11 +184,14 @@ static ALWAYS_INLINE void rows_all(const struct rows_args *r, const int nk, cons
     if (head < n) {
         if (head) rows_block(r, nk, 1, 0, head, 0, fin); /* one partial vector */
         for (e = head; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) {
-            if (nk == 1 && nv == NV_ONE && row_block_shifts(r, n, e)) row_block_shifted(r, e, fin);
+            if (nk == 1 && nv == NV_ONE && row_block_shifts(r, n, e)) row_block_shifted(r, e, 1, fin);
             else rows_block(r, nk, nv, e, 0, 1, fin);
         }
     }
-    for (; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) rows_block(r, nk, nv, e, 0, 0, fin);
+    for (; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) {
+        if (nk == 1 && nv == NV_ONE && row_block_shifts(r, n, e)) row_block_shifted(r, e, 0, fin);
+        else rows_block(r, nk, nv, e, 0, 0, fin);
+    }
     for (; e + 2 * VF_LANES <= n; e += 2 * VF_LANES) rows_block(r, nk, 2, e, 0, 0, fin);
     /* More than a vector left and y written, not accumulated: one pair ending at the row's
      * end, recomputing a few columns with the same bits, rather than a single vector and
