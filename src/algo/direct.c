@@ -74,7 +74,7 @@ static double direct_cost(const fconv_plan *plan) {
             /* AVX-512's 4 x 6 accumulators, measured one thread (Zen 4 VM, min of 10,
              * 1024² and 2048²): 3x3 17-25 G/s, 5x5 29-35 G/s, 7x7-11x11 33-39 G, 15x15
              * 40-45 G. */
-            rate = f->kw >= 13 ? 42e9 : f->kw >= 7 ? 37e9 : f->kw >= 5 ? 31e9 : f->kw >= 3 ? 20e9 : 15e9;
+            rate = f->kw >= 13 ? 42e9 : f->kw >= 7 ? 37e9 : f->kw >= 5 ? 31e9 : f->kw >= 3 ? 30e9 : 15e9;
         else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && f->kh >= 3)
             /* The multi-row kernel, more multiply-adds per load as the kernel widens:
              * measured per thread (2 threads) 1024² 5x5 ~23 G/s, 2048² 7x7 ~28 G, 11x11

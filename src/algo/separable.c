@@ -140,16 +140,27 @@ static size_t separable_workspace(const fconv_plan *plan) {
     return (size_t)separable_slots(plan) * SEPARABLE_ROWS * separable_row_bytes(plan);
 }
 
-/* Measured on the 2-core Zen 5 VM (-O3, SSE2 auto-vectorized, thread CPU time,
- * 2048x2048 image, 5x5 to 31x31 Gaussians): about 0.07 ns per tap per element
- * and channel of the two passes, plus 0.45 ns per output element (writing y,
- * the row buffer and its borders). */
+/* Fitted on the 2-core Zen 5 VM (2 threads, 512^2 to 2048^2, gray and RGB, 3x3 to 31x31
+ * Gaussians; docs/algorithms/separable.md): per thread, 0.025 ns per tap of the two passes
+ * with AVX-512 (0.045 AVX2, 0.3 scalar) and 0.2 ns per output element (0.7 scalar): writing y,
+ * the row buffers and their borders. Where the image and its output outgrow the last-level
+ * cache, at least the time to move 12 bytes per output (a read, a write and its read for
+ * ownership) at 40 GB/s. Then x1.3: direct's and fft-cols' estimates, fitted on the Zen 4 VM,
+ * read 1.1-1.6x their Zen 5 times, and AUTO compares estimates, not times (exact, this one
+ * took 1024^2 3x3 from direct, 0.171 against 0.199 ms). */
+#define SEPARABLE_CACHE_BYTES (32.0 * 1024 * 1024)
 static double separable_cost(const fconv_plan *plan) {
     const fconv_filter2d_desc *d = &plan->filter;
+    const fconv_isa isa = fconv_plan_isa(plan);
+    const double per_tap = isa >= FCONV_ISA_AVX512 ? 0.025e-9 : isa >= FCONV_ISA_AVX2 ? 0.045e-9 : 0.3e-9;
+    const double per_output = isa >= FCONV_ISA_AVX2 ? 0.2e-9 : 0.7e-9;
     double rows = (double)plan->out_h, ch = (double)d->channels;
     double taps = rows * ch * ((double)d->kh * (double)d->w + (double)d->kw * (double)plan->out_w);
     double outputs = rows * ch * (double)fconv_filter_padded_w(plan);
-    return (0.07e-9 * taps + 0.45e-9 * outputs) / (double)separable_slots(plan) + 2e-6;
+    double compute = (per_tap * taps + per_output * outputs) / (double)separable_slots(plan);
+    double bytes = ((double)d->h * (double)d->w * ch + rows * (double)plan->out_w * ch) * sizeof(float);
+    double memory = bytes > SEPARABLE_CACHE_BYTES ? 12.0 * rows * (double)plan->out_w * ch / 40e9 : 0.0;
+    return 1.3 * (compute > memory ? compute : memory) + 2e-6;
 }
 
 static void separable_release(fconv_plan *plan) {
