@@ -73,7 +73,9 @@ static double direct_cost(const fconv_plan *plan) {
         if (fconv_plan_isa(plan) >= FCONV_ISA_AVX512 && f->kh >= 3)
             /* AVX-512's 4 x 6 accumulators, measured one thread (Zen 4 VM, min of 10,
              * 1024² and 2048²): 3x3 17-25 G/s, 5x5 29-35 G/s, 7x7-11x11 33-39 G, 15x15
-             * 40-45 G. */
+             * 40-45 G. 3x3 at Zen 5's 24-30 G per thread (2 threads, 1024² and 2048², gray
+             * and RGB), where separable competes for rank-1 kernels
+             * (docs/algorithms/separable.md). */
             rate = f->kw >= 13 ? 42e9 : f->kw >= 7 ? 37e9 : f->kw >= 5 ? 31e9 : f->kw >= 3 ? 30e9 : 15e9;
         else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && f->kh >= 3)
             /* The multi-row kernel, more multiply-adds per load as the kernel widens:
