@@ -89,6 +89,17 @@ static double direct_cost(const fconv_plan *plan) {
             rate = f->kw >= 5 ? 18e9 : f->kw >= 3 ? 11e9 : 5e9;
         else
             rate = f->kw >= 5 ? 10e9 : f->kw >= 3 ? 7e9 : 4e9;
+        if (fconv_plan_isa(plan) >= FCONV_ISA_AVX512 && f->kh >= 3) {
+            /* The multi-row kernel's rate grows with the row (edges, the row's last vectors
+             * and each call's set-up spread over more columns): ~67 G/s per thread x L / (L +
+             * 330) for rows of L floats on Zen 5 (7x7, 2 threads: gray 512^2 41, 1024^2 49,
+             * 2048^2 58; RGB, whose interleaved rows are 3W floats, 256^2 50, 512^2 55, 1024^2
+             * 58). The rates above as they stand at 1024 floats: RGB 512^2 7x7 ran 0.35 ms on
+             * direct against fft-cols' 0.51 where AUTO had taken fft-cols, and gray 512^2 7x7
+             * 0.156 against 0.134. */
+            const double l = (double)plan->out_w * (double)f->channels;
+            rate *= (l / (l + 330.0)) / (1024.0 / (1024.0 + 330.0));
+        }
         rows = (double)plan->out_h * (double)f->kh;
         tasks = (double)((plan->out_h + 3) / 4) *
                 (double)((plan->out_w * f->channels + 4095) / 4096);

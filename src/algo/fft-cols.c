@@ -138,6 +138,11 @@ static double fft_cols_cost(const fconv_plan *plan) {
     double out_bytes = (double)(plan->out_h * l.width) * sizeof(float);
     work += copied * sizeof(float) / 40e9 + (out_bytes >= FCONV_STREAM_OUTPUT_BYTES ? 0.0 : out_bytes / 20e9);
     work += 1e-6 * (double)l.tasks;
+    /* Interleaved channels: on Zen 5 (2 threads, 2026-11-27) this model reads 1.27-1.43x the
+     * measured times of gray 512^2 and 1024^2 7x7 but 1.09-1.10x those of RGB (0.51 and 1.71
+     * ms), and 1.09-1.31 against 1.0-1.16 at 15x15: RGB runs ~1.2x slower than the gray-fitted
+     * terms say, which had AUTO take fft-cols for RGB 1024^2 7x7 (1.71 ms; direct 1.32). */
+    if (f->channels > 1) work *= 1.2;
     return work / (double)l.slots + 2e-6 + (l.slots > 1 ? 3e-6 : 0.0);
 }
 
