@@ -19,6 +19,16 @@ set(FCONV_ISA_DEFS_avx2 "FCONV_SIMD_AVX2=1")
 set(FCONV_ISA_FLAGS_avx512 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma)
 set(FCONV_ISA_DEFS_avx512 "FCONV_SIMD_AVX512=1")
 
+# GCC turns a kernel's copy loops into calls of libc's memcpy/memset (loop distribution):
+# for the few vectors they move (a Winograd scatter's row of 28 outputs, a GEMM edge tile)
+# the call, its dispatch and the vzeroupper before it cost more than the copy (2.5% of an
+# 8 x 256 x 28^2 -> 512 F(4x4) layer's samples in memcpy from the scatter). Kept as loops.
+if(CMAKE_C_COMPILER_ID STREQUAL "GNU")
+  foreach(isa scalar avx2 avx512)
+    list(APPEND FCONV_ISA_FLAGS_${isa} -fno-tree-loop-distribute-patterns)
+  endforeach()
+endif()
+
 set(FCONV_ISAS scalar)
 if(FCONV_AVX2)
   list(APPEND FCONV_ISAS avx2)
