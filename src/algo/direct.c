@@ -75,8 +75,12 @@ static double direct_cost(const fconv_plan *plan) {
              * 1024² and 2048²): 3x3 17-25 G/s, 5x5 29-35 G/s, 7x7-11x11 33-39 G, 15x15
              * 40-45 G. 3x3 at Zen 5's 24-30 G per thread (2 threads, 1024² and 2048², gray
              * and RGB), where separable competes for rank-1 kernels
-             * (docs/algorithms/separable.md). */
-            rate = f->kw >= 13 ? 42e9 : f->kw >= 7 ? 37e9 : f->kw >= 5 ? 31e9 : f->kw >= 3 ? 30e9 : 15e9;
+             * (docs/algorithms/separable.md). 7x7 at 42.5: set against fft-cols' estimate,
+             * which reads its Zen 5 times 1.27-1.43x high where this one read 1.5-1.65x, and
+             * direct ran 2048^2 7x7 in 1.67-1.79 ms against fft-cols' 1.79-2.00 (9-11
+             * alternated rounds, 2 threads) while AUTO took fft-cols; 9x9 and up stay on
+             * fft-cols. */
+            rate = f->kw >= 13 ? 42e9 : f->kw >= 9 ? 37e9 : f->kw >= 7 ? 42.5e9 : f->kw >= 5 ? 31e9 : f->kw >= 3 ? 30e9 : 15e9;
         else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && f->kh >= 3)
             /* The multi-row kernel, more multiply-adds per load as the kernel widens:
              * measured per thread (2 threads) 1024² 5x5 ~23 G/s, 2048² 7x7 ~28 G, 11x11
