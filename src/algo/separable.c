@@ -1,10 +1,10 @@
 /*
  * separable.c — filter2d with a rank-1 kernel (box, Gaussian, Sobel, any outer
  * product) as two 1D passes: kc = u v^T (correlation orientation), factored
- * once at plan time. Per output row: a vertical pass over KH border-extended
- * input rows into a row buffer t (the image columns, then the border columns
- * copied by the border rule), then a horizontal pass of KW taps from t into the
- * output row. Every output row is computed by the same sequence of float
+ * once at plan time. Per four output rows: a vertical pass over their KH + 3
+ * border-extended input rows into four row buffers (the image columns, then the
+ * border columns copied by the border rule), then per row a horizontal pass of
+ * KW taps into the output row. Every output row is computed by the same sequence of float
  * operations whatever thread computes it, so results do not depend on the
  * thread count. Both passes run on the dispatched SIMD kernel (core/dispatch.h).
  * Needs the kernel at plan time; conv2d and conv1d are declined.

@@ -101,13 +101,15 @@ static ALWAYS_INLINE void rows_block(const struct rows_args *r, const int nk, co
 /* A streamed row reads its input from memory once, and there the vector loads at x + e + b,
  * most of which straddle two cache lines, held the stream back: 10^8 x 3 on 2 threads (Zen 5,
  * AVX-512) ran at ~45 GB/s where an aligned copy moves ~60. Where the taps are neighbours
- * (dist 1) and few enough that every tap's vector lies within two aligned ones (kw <=
- * VF_LANES + 1), a block of one row loads its input as aligned vectors, once per kernel row,
- * and cuts each tap's vector from two of them (vf_shift_pair): the same floats in the same
- * order, so the same bits as rows_block. 7 alternated rounds, 10^8 x 3 on 2 threads: 17.2-17.4
- * -> 14.4-14.6 ms in the VM's quiet spells (the bound at 60 GB/s: 13.4). AVX-512 only: AVX2's
- * 32-byte loads straddle half as often, and its 16 registers cannot hold the block's 8
- * accumulators and 10 input vectors (15.5 -> 16.9 ms with it). */
+ * (dist 1), a block of one row loads its input as aligned vectors, NV_ONE + 1 per group of
+ * taps whose vectors start in the same aligned vector, and cuts each tap's vector from two
+ * of them (vf_shift_pair): the same floats in the same order, so the same bits as rows_block.
+ * 7 alternated rounds, 10^8 x 3 on 2 threads: 17.2-17.4 -> 14.4-14.6 ms in the VM's quiet
+ * spells (the bound at 60 GB/s: 13.4). Rows in cache gain too, with plain stores and kernels
+ * of any width (separable's horizontal pass, one thread, 1024^2: 5x5 1.09x, 15x15 1.18x,
+ * 31x31 1.13x; conv1d 10^6 x 31 1.34x on 2 threads). AVX-512 only: AVX2's 32-byte loads
+ * straddle half as often, and its 16 registers cannot hold the block's 8 accumulators and 10
+ * input vectors (15.5 -> 16.9 ms with it). */
 #define SHIFTED_ROWS (VF_LANES == 16)
 
 /* Whether block e of a one-row call can take row_block_shifted: dist allows it, y is written
