@@ -86,9 +86,6 @@ static int image_per_thread(const fconv_plan *plan) {
 /* An input this small stays in L2 from one run to the next and while every sliver of
  * weights passes over it (a Zen 4 core's L2). */
 #define POINTWISE_INPUT_L2_BYTES (1024.0 * 1024)
-/* A batch's input and output larger than the last-level cache (32 MiB: a Zen 4 or 5 CCD's
- * L3) come from memory on every run. */
-#define POINTWISE_FROM_MEMORY_BYTES ((double)(32 << 20))
 
 double fconv_conv2d_pointwise_seconds(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
@@ -110,11 +107,11 @@ double fconv_conv2d_pointwise_seconds(const fconv_plan *plan) {
      * the hardware prefetchers; it asks for them ahead (PACK_PREFETCH_ROWS), which hides the
      * read from L3 but not always from memory (implicit-gemm prefetches its input further and
      * keeps its speed). A batch's input and output stay in L3 from one run to the next below
-     * POINTWISE_FROM_MEMORY_BYTES: there the charge, once taken from 8 MiB, had kept AUTO on
+     * FCONV_LLC_BYTES: there the charge, once taken from 8 MiB, had kept AUTO on
      * implicit-gemm for 8 x 64 x 56^2 -> 64 (12.8 MB: 0.68 ms against im2col's 0.62; 2
      * threads, Zen 5), while 8 x 256 x 56^2 -> 128 (38.5 MB) ran im2col in 5.0-7.0 ms against
      * implicit-gemm's 5.1. */
-    if (bytes > POINTWISE_FROM_MEMORY_BYTES) per_block += fconv_stream_seconds(4.0 * depth * pixels);
+    if (bytes > FCONV_LLC_BYTES) per_block += fconv_stream_seconds(4.0 * depth * pixels);
     return (double)d->n * (double)d->groups * per_block / (double)(plan->threads / threads);
 }
 

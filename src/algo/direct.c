@@ -70,7 +70,7 @@ static double direct_cost(const fconv_plan *plan) {
          * per thread from 5 taps wide, ~11 G for 3; the scalar build reaches the
          * auto-vectorized rates. Kernels 3+ rows tall run 4 output rows per step
          * (direct-filter.c), one load per input row. */
-        if (fconv_plan_isa(plan) >= FCONV_ISA_AVX512 && f->kh >= 3)
+        if (fconv_plan_isa(plan) >= FCONV_ISA_AVX512 && f->kh >= 3) {
             /* AVX-512's 4 x 6 accumulators, measured one thread (Zen 4 VM, min of 10,
              * 1024² and 2048²): 3x3 17-25 G/s, 5x5 29-35 G/s, 7x7-11x11 33-39 G, 15x15
              * 40-45 G. 3x3 at Zen 5's 24-30 G per thread (2 threads, 1024² and 2048², gray
@@ -80,29 +80,29 @@ static double direct_cost(const fconv_plan *plan) {
              * direct ran 2048^2 7x7 in 1.67-1.79 ms against fft-cols' 1.79-2.00 (9-11
              * alternated rounds, 2 threads) while AUTO took fft-cols; 9x9 and up stay on
              * fft-cols. */
-            rate = f->kw >= 13 ? 42e9 : f->kw >= 9 ? 37e9 : f->kw >= 7 ? 42.5e9 : f->kw >= 5 ? 31e9 : f->kw >= 3 ? 30e9 : 15e9;
-        else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && f->kh >= 3)
+            rate = f->kw >= 13 ? 42e9 : f->kw >= 9 ? 37e9 : f->kw >= 7 ? 42.5e9 : f->kw >= 5 ? 31e9 :
+                   f->kw >= 3 ? 30e9 : 15e9;
+            /* The rate grows with the row (edges, the row's last vectors and each call's
+             * set-up spread over more columns): ~67 G/s per thread x L / (L + 330) for rows of
+             * L floats on Zen 5 (7x7, 2 threads: gray 512^2 41, 1024^2 49, 2048^2 58; RGB,
+             * whose interleaved rows are 3W floats, 256^2 50, 512^2 55, 1024^2 58). The rates
+             * above as they stand at 1024 floats: RGB 512^2 7x7 ran 0.35 ms on direct against
+             * fft-cols' 0.51 where AUTO had taken fft-cols, and gray 512^2 7x7 0.156 against
+             * 0.134. */
+            const double l = (double)plan->out_w * (double)f->channels;
+            rate *= (l / (l + 330.0)) / (1024.0 / (1024.0 + 330.0));
+        } else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && f->kh >= 3) {
             /* The multi-row kernel, more multiply-adds per load as the kernel widens:
              * measured per thread (2 threads) 1024² 5x5 ~23 G/s, 2048² 7x7 ~28 G, 11x11
              * ~32 G, 1024² 15x15 and the seed-004 RGB 15x15 ~35-38 G; 3x3 ~13 G (Zen 4). */
             rate = f->kw >= 13 ? 36e9 : f->kw >= 9 ? 31e9 : f->kw >= 7 ? 27e9 : f->kw >= 5 ? 22e9 :
                    f->kw >= 3 ? 13e9 : 11e9;
-        else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX512)
+        } else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX512) {
             rate = f->kw >= 5 ? 24e9 : f->kw >= 3 ? 15e9 : 6e9; /* 1024² 3x3: 20 G/s, 2048²: 12 */
-        else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2)
+        } else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2) {
             rate = f->kw >= 5 ? 18e9 : f->kw >= 3 ? 11e9 : 5e9;
-        else
+        } else {
             rate = f->kw >= 5 ? 10e9 : f->kw >= 3 ? 7e9 : 4e9;
-        if (fconv_plan_isa(plan) >= FCONV_ISA_AVX512 && f->kh >= 3) {
-            /* The multi-row kernel's rate grows with the row (edges, the row's last vectors
-             * and each call's set-up spread over more columns): ~67 G/s per thread x L / (L +
-             * 330) for rows of L floats on Zen 5 (7x7, 2 threads: gray 512^2 41, 1024^2 49,
-             * 2048^2 58; RGB, whose interleaved rows are 3W floats, 256^2 50, 512^2 55, 1024^2
-             * 58). The rates above as they stand at 1024 floats: RGB 512^2 7x7 ran 0.35 ms on
-             * direct against fft-cols' 0.51 where AUTO had taken fft-cols, and gray 512^2 7x7
-             * 0.156 against 0.134. */
-            const double l = (double)plan->out_w * (double)f->channels;
-            rate *= (l / (l + 330.0)) / (1024.0 / (1024.0 + 330.0));
         }
         rows = (double)plan->out_h * (double)f->kh;
         tasks = (double)((plan->out_h + 3) / 4) *

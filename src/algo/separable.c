@@ -148,7 +148,6 @@ static size_t separable_workspace(const fconv_plan *plan) {
  * ownership) at 40 GB/s. Then x1.3: direct's and fft-cols' estimates, fitted on the Zen 4 VM,
  * read 1.1-1.6x their Zen 5 times, and AUTO compares estimates, not times (exact, this one
  * took 1024^2 3x3 from direct, 0.171 against 0.199 ms). */
-#define SEPARABLE_CACHE_BYTES (32.0 * 1024 * 1024)
 static double separable_cost(const fconv_plan *plan) {
     const fconv_filter2d_desc *d = &plan->filter;
     const fconv_isa isa = fconv_plan_isa(plan);
@@ -159,7 +158,7 @@ static double separable_cost(const fconv_plan *plan) {
     double outputs = rows * ch * (double)fconv_filter_padded_w(plan);
     double compute = (per_tap * taps + per_output * outputs) / (double)separable_slots(plan);
     double bytes = ((double)d->h * (double)d->w * ch + rows * (double)plan->out_w * ch) * sizeof(float);
-    double memory = bytes > SEPARABLE_CACHE_BYTES ? 12.0 * rows * (double)plan->out_w * ch / 40e9 : 0.0;
+    double memory = bytes > FCONV_LLC_BYTES ? 12.0 * rows * (double)plan->out_w * ch / 40e9 : 0.0;
     return 1.3 * (compute > memory ? compute : memory) + 2e-6;
 }
 

@@ -31,10 +31,9 @@
  * WINO_MAX_BLOCK tiles, a multiple of the 16-tile strip. */
 #define WINO_BLOCK_TARGET_FLOATS ((size_t)1 << 19)
 #define WINO_MAX_BLOCK ((size_t)256)
-/* The last-level cache (a Zen 4 CCD's L3), and the transformed weights U that stay in it
- * between tile blocks (half of it). */
-#define WINO_LLC_BYTES ((size_t)32 << 20)
-#define WINO_U_CACHED_BYTES (WINO_LLC_BYTES / 2)
+/* The transformed weights U that stay in the last-level cache between tile blocks (half of
+ * it). */
+#define WINO_U_CACHED_BYTES ((size_t)(FCONV_LLC_BYTES / 2))
 /* Transformed weights this small stay in each core's L2 (1 MiB) while a worker runs its own
  * units in block mode, so block mode costs the threads nothing the phase split would save
  * (see geometry). */
@@ -804,7 +803,7 @@ static double wino_cost(const fconv_plan *plan, int m) {
      * write had put it at 9.5, above im2col's 8.4, which measured 7.8-8.6). */
     double y_bytes = (double)g.n * (double)g.groups * kg * (double)(g.out_h * g.out_w) * sizeof(float);
     double work = t / plan->threads;
-    if (y_bytes > (double)WINO_LLC_BYTES) work = g.stream ? fmax(work, y_bytes / 50e9) : work + y_bytes / 20e9;
+    if (y_bytes > FCONV_LLC_BYTES) work = g.stream ? fmax(work, y_bytes / 50e9) : work + y_bytes / 20e9;
     return work + 5e-6;
 }
 

@@ -225,6 +225,10 @@ static inline void fconv_copy_padded_row(float *dst, int64_t width, const float 
  * images ran at batch 1's speed per image, 8 took 1.2-2.2 ms against 8 x 0.13). */
 #define FCONV_CACHED_BYTES (8.0 * 1024 * 1024)
 
+/* The last-level cache (a Zen 4 or Zen 5 CCD's L3): data larger than this comes from memory on
+ * every run of an algorithm, data smaller may stay cached between runs. */
+#define FCONV_LLC_BYTES (32.0 * 1024 * 1024)
+
 /* Orders this thread's non-temporal (streaming) stores before its later stores, such as the
  * barrier that ends a parallel region: a worker that streamed output calls it before it
  * returns, or another thread may read what is still in its write-combining buffers. */

@@ -137,7 +137,8 @@ static void check_edged_as_padded(fconv_conv2d_desc d, int threads) {
     CHECK(fconv_execute(p1, x, NULL, NULL, y1) == FCONV_OK);
     CHECK(fconv_execute(p2, xp, NULL, NULL, y2) == FCONV_OK);
     CHECKF(memcmp(y1, y2, (size_t)ny * sizeof *y1) == 0,
-           "%lldx%lld kernel %lldx%lld stride %lld: edged and padded differ", (long long)d.h, (long long)d.w, (long long)d.r, (long long)d.s, (long long)d.stride_h);
+           "%lldx%lld kernel %lldx%lld stride %lld: edged and padded differ", (long long)d.h, (long long)d.w,
+           (long long)d.r, (long long)d.s, (long long)d.stride_h);
     fconv_plan_destroy(p1);
     fconv_plan_destroy(p2);
     free(x);
