@@ -112,6 +112,13 @@ static ALWAYS_INLINE void rows_block(const struct rows_args *r, const int nk, co
  * input vectors (15.5 -> 16.9 ms with it). */
 #define SHIFTED_ROWS (VF_LANES == 16)
 
+/* How far ahead a streamed one-row block asks for its input (non-temporal prefetches, the
+ * row read once): the hardware prefetchers alone kept conv1d 10^8 x 3 on 2 threads at 1.1-1.3x
+ * a non-temporal copy of the same buffers in the same process (bench/bandwidth_1d.c), the
+ * copy's simpler loop issuing its loads faster. 5 alternated rounds in a slow spell: 20.5 ->
+ * 19.8 ms (8 KiB ahead), 19.5 (16 KiB); ratio to the copy 1.11 -> 1.09. */
+#define STREAM_PREFETCH_BYTES 8192
+
 /* Whether block e of a one-row call can take row_block_shifted: dist allows it, y is written
  * (not accumulated), and the aligned vectors it loads lie within what the contract lets the
  * kernel read of every input row (x_rows[a][0 .. n - 1 + kw - 1]), so no load reaches past
@@ -144,6 +151,9 @@ static ALWAYS_INLINE void row_block_shifted(const struct rows_args *r, size_t e,
             const float *base = xa - mis + group * VF_LANES;
             vf xv[NV_ONE + 1];
             for (int v = 0; v <= NV_ONE; v++) xv[v] = vf_load(base + (size_t)v * VF_LANES);
+            if (stream && b == 0) /* a streamed row comes from memory: ask for it ahead, past the caches */
+                for (int v = 0; v < NV_ONE; v++)
+                    __builtin_prefetch((const char *)(base + (size_t)v * VF_LANES) + STREAM_PREFETCH_BYTES, 0, 0);
             for (; b < r->kw && b < group_end; b++) {
                 const vf t = vf_set1(ta[(ptrdiff_t)b * r->tap_step]);
                 const int s = (int)(mis + b - group * VF_LANES); /* tap b's vector v starts s floats into xv[v] */
@@ -151,8 +161,9 @@ static ALWAYS_INLINE void row_block_shifted(const struct rows_args *r, size_t e,
             }
         }
     }
+    float *const y = r->y[0] + e; /* read once: the stores could alias r->y, so GCC reloaded it for each */
     for (int v = 0; v < NV_ONE; v++) {
-        float *p = r->y[0] + e + (size_t)v * VF_LANES;
+        float *p = y + (size_t)v * VF_LANES;
         if (stream) vf_stream(p, finish(r, 0, acc[v], fin));
         else vf_storeu(p, finish(r, 0, acc[v], fin));
     }
