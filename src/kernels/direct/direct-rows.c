@@ -119,25 +119,40 @@ static ALWAYS_INLINE void rows_block(const struct rows_args *r, const int nk, co
  * 19.8 ms (8 KiB ahead), 19.5 (16 KiB); ratio to the copy 1.11 -> 1.09. */
 #define STREAM_PREFETCH_BYTES 8192
 
-/* Whether block e of a one-row call can take row_block_shifted: dist allows it, y is written
- * (not accumulated), and the aligned vectors it loads lie within what the contract lets the
- * kernel read of every input row (x_rows[a][0 .. n - 1 + kw - 1]), so no load reaches past
- * the caller's data. */
-static ALWAYS_INLINE int row_block_shifts(const struct rows_args *r, size_t n, size_t e) {
-    if (!SHIFTED_ROWS || r->dist != 1 || r->accumulate) return 0;
+/* The blocks of a one-row call that can take row_block_shifted, among e0, e0 + B, e0 + 2B, ...
+ * (B = NV_ONE vectors, so each input row's misalignment is the same in all of them): those in
+ * [*lo, *hi] (empty: *lo > *hi). A block can where dist allows it, y is written (not
+ * accumulated), and the aligned vectors it loads lie within what the contract lets the kernel
+ * read of every input row (x_rows[a][0 .. n - 1 + kw - 1]), so no load reaches past the
+ * caller's data: they start inside the row from some block on and end inside it up to some
+ * block. Worked out once per call: tested per block, it had cost a 3-tap block as many
+ * instructions as its loads and stores. */
+static void shifted_blocks(const struct rows_args *r, size_t n, size_t e0, size_t *lo, size_t *hi) {
+    const size_t step = NV_ONE * VF_LANES;
+    *lo = 1;
+    *hi = 0;
+    if (!SHIFTED_ROWS || r->dist != 1 || r->accumulate) return;
+    size_t first = e0, last = SIZE_MAX;
     for (size_t a = 0; a < r->kh; a++) {
-        const uintptr_t row = (uintptr_t)r->x_rows[a], at = row + e * sizeof(float);
-        if (row % sizeof(float)) return 0;
-        const uintptr_t base = at - at % (VF_LANES * sizeof(float));
-        const size_t mis = (size_t)(at - base) / sizeof(float), last_group = (mis + r->kw - 1) / VF_LANES;
-        const uintptr_t end = row + (n + r->kw - 1) * sizeof(float); /* past the readable floats */
-        if (base < row || base + (last_group + NV_ONE + 1) * VF_LANES * sizeof(float) > end) return 0;
+        const uintptr_t row = (uintptr_t)r->x_rows[a];
+        if (row % sizeof(float)) return;
+        /* block e's first aligned load: e - mis floats into the row (mis: x_rows[a] + e0's
+         * floats past a vector boundary); it loads (last_group + NV_ONE + 1) vectors */
+        const size_t mis = (size_t)((row + e0 * sizeof(float)) % (VF_LANES * sizeof(float))) / sizeof(float);
+        const size_t loads = ((mis + r->kw - 1) / VF_LANES + NV_ONE + 1) * VF_LANES, readable = n + r->kw - 1;
+        if (mis > e0) { /* the first block whose loads start inside the row */
+            const size_t e = e0 + (mis - e0 + step - 1) / step * step;
+            if (e > first) first = e;
+        }
+        if (readable + mis < loads) return;
+        if (readable + mis - loads < last) last = readable + mis - loads;
     }
-    return 1;
+    *lo = first;
+    *hi = last;
 }
 
 /* rows_block for nk = 1 and NV_ONE whole vectors, written (streamed with stream), where
- * row_block_shifts allows. Per kernel row, the taps go in groups whose vectors start in the
+ * shifted_blocks allows. Per kernel row, the taps go in groups whose vectors start in the
  * same aligned vector of the input: NV_ONE + 1 aligned loads per group, each tap's vector cut
  * from two of them. */
 static ALWAYS_INLINE void row_block_shifted(const struct rows_args *r, size_t e, const int stream, const int fin) {
@@ -194,15 +209,17 @@ static ALWAYS_INLINE void rows_all(const struct rows_args *r, const int nk, cons
                                    const int stream, const int fin) {
     size_t e = 0;
     size_t head = stream ? vf_head_to_alignment(r->y[0], n) : n;
+    size_t lo = 1, hi = 0; /* the wide blocks row_block_shifted takes, from e = head (or 0) on */
+    if (nk == 1 && nv == NV_ONE) shifted_blocks(r, n, head < n ? head : 0, &lo, &hi);
     if (head < n) {
         if (head) rows_block(r, nk, 1, 0, head, 0, fin); /* one partial vector */
         for (e = head; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) {
-            if (nk == 1 && nv == NV_ONE && row_block_shifts(r, n, e)) row_block_shifted(r, e, 1, fin);
+            if (nk == 1 && nv == NV_ONE && e >= lo && e <= hi) row_block_shifted(r, e, 1, fin);
             else rows_block(r, nk, nv, e, 0, 1, fin);
         }
     }
     for (; e + (size_t)nv * VF_LANES <= n; e += (size_t)nv * VF_LANES) {
-        if (nk == 1 && nv == NV_ONE && row_block_shifts(r, n, e)) row_block_shifted(r, e, 0, fin);
+        if (nk == 1 && nv == NV_ONE && e >= lo && e <= hi) row_block_shifted(r, e, 0, fin);
         else rows_block(r, nk, nv, e, 0, 0, fin);
     }
     for (; e + 2 * VF_LANES <= n; e += 2 * VF_LANES) rows_block(r, nk, 2, e, 0, 0, fin);
