@@ -255,8 +255,8 @@ def build_bandwidth_1d(cli):
 def bandwidth_1d(exe, reps):
     """The 1D bandwidth target in one process (bench/bandwidth_1d.c): conv1d 10^8 x 3 against a
     non-temporal copy of the same buffers, alternated; its JSON, or None."""
-    out = subprocess.run([exe, str(BANDWIDTH_1D_FLOATS), "3", str(THREADS), str(max(reps, 9))], capture_output=True,
-                         text=True, env=dict(os.environ, OMP_NUM_THREADS=str(THREADS)))
+    out = subprocess.run([exe, str(BANDWIDTH_1D_FLOATS), "3", str(THREADS), str(max(reps, 9))],
+                         capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS=str(THREADS)))
     try:
         return json.loads(out.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):

@@ -115,8 +115,8 @@ static ALWAYS_INLINE void rows_block(const struct rows_args *r, const int nk, co
 /* How far ahead a streamed one-row block asks for its input (non-temporal prefetches, the
  * row read once): the hardware prefetchers alone kept conv1d 10^8 x 3 on 2 threads at 1.1-1.3x
  * a non-temporal copy of the same buffers in the same process (bench/bandwidth_1d.c), the
- * copy's simpler loop issuing its loads faster. 5 alternated rounds in a slow spell: 20.5 ->
- * 19.8 ms (8 KiB ahead), 19.5 (16 KiB); ratio to the copy 1.11 -> 1.09. */
+ * copy's simpler loop issuing its loads faster. 9 alternated rounds in a fast spell: 14.0 ->
+ * 12.9 ms, 1.31 -> 1.23x the copy; 5 in a slow one: 20.5 -> 19.8 ms (19.5 at 16 KiB ahead). */
 #define STREAM_PREFETCH_BYTES 8192
 
 /* The blocks of a one-row call that can take row_block_shifted, among e0, e0 + B, e0 + 2B, ...
