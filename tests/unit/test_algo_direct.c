@@ -226,6 +226,28 @@ static void test_few_channels(void) {
     few_channel_case(3, 1, 1, 14, 3700, 3, 3, 0, 1); /* past the strip, no padding: interior = every column */
 }
 
+/* The few-channel path keeps each thread's strip of input rows from one block of output rows to
+ * the next (direct-conv2d.c's strip_ring): a second execute on the same x, changed in place,
+ * must read it again. One block of rows, so the second execute's first block asks for exactly
+ * the rows the strip holds. */
+static void test_few_channels_x_changed(void) {
+    const fconv_conv2d_desc d = {.c = 3, .h = 6, .w = 50, .k = 1, .r = 3, .s = 3};
+    float *x = random_array(3 * 6 * 50), *w = random_array(27), *y = malloc(4 * 48 * sizeof *y);
+    fconv_plan *plan;
+    CHECK(fconv_plan_conv2d(&d, &(fconv_options){.algo = FCONV_ALGO_DIRECT, .threads = 1}, w, NULL, &plan) ==
+          FCONV_OK);
+    for (int run = 0; run < 3; run++) {
+        test_fill_random(x, 3 * 6 * 50);
+        CHECK(fconv_execute_with_workspace(plan, x, NULL, NULL, y, NULL, 0) == FCONV_OK);
+        const double norm = fconv_ref_normalized_error(plan, x, w, NULL, y, 1, NULL);
+        CHECKF(norm <= DIRECT_BOUND, "execute %d on x changed in place: normalized error %.3g", run, norm);
+    }
+    fconv_plan_destroy(plan);
+    free(x);
+    free(w);
+    free(y);
+}
+
 int main(void) {
     test_init();
     TEST(test_wide_rows);
@@ -233,6 +255,7 @@ int main(void) {
     TEST(test_conv1d);
     TEST(test_conv2d_blocking);
     TEST(test_whole_rows);
+    TEST(test_few_channels_x_changed);
     TEST(test_few_channels);
     return test_finish();
 }
