@@ -68,16 +68,16 @@ struct conv2d_ctx {
 #define WHOLE_STRIP_FLOATS ((int64_t)1 << 16)
 static _Thread_local _Alignas(64) float whole_strip[WHOLE_STRIP_FLOATS];
 
-/* What a thread's strip holds as a ring (filter_row_block): input rows [first, end) of the cg
- * channels from xg, row ih of channel c in slot c * ring + ih % ring (ring: a block's rows per
- * channel), copied during execute number `execute` (a caller may change x between executes at
- * the same address); execute 0: nothing. A task's block of output rows shares all but four of
+/* What a thread's strip holds as a ring (filter_row_block): input rows [end - ring, end) of the
+ * cg channels from xg, row ih of channel c in slot c * ring + ih % ring (ring: a block's rows
+ * per channel), copied during execute number `execute` (a caller may change x between executes
+ * at the same address); execute 0: nothing. A task's block of output rows shares all but four of
  * its input rows with the block before it, which the same thread mostly ran (each takes its
  * share in order): the strip copy had been 35% of a 3 -> 1 3x3 layer's samples on 1024^2. */
 struct strip_ring {
     uint64_t execute;
     const float *xg;
-    int64_t ring, width, first, end;
+    int64_t ring, width, end;
 };
 static _Thread_local struct strip_ring strip_ring;
 static atomic_uint_fast64_t executes; /* numbers fconv_direct_conv2d's calls, from 1 */
@@ -238,17 +238,17 @@ static void filter_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g,
      * no edge columns) */
     const int64_t width = strip_width(ctx->plan), top = p0 - d->pad_top;
     if (from_strip) {
-        /* the rows the strip lacks, into their slots: where it holds rows [first, end) with
-         * first <= top <= end, only rows end .. top + rows - 1 (a 3 -> 1 3x3 block of 4 output
-         * rows: 4 of its 6), each into the slot of a row no longer needed */
+        /* the rows the strip lacks, into their slots: where it holds rows [end - rows, end)
+         * with end - rows <= top <= end, only rows end .. top + rows - 1 (a 3 -> 1 3x3 block of
+         * 4 output rows: 4 of its 6), each into the slot of a row no longer needed */
         struct strip_ring *s = &strip_ring;
         const int continues = s->execute == ctx->execute && s->xg == xg && s->ring == rows && s->width == width &&
-                              top >= s->first && top <= s->end;
+                              top >= s->end - rows && top <= s->end;
         for (int64_t c = 0; c < cg; c++)
             for (int64_t ih = continues ? s->end : top; ih < top + rows; ih++)
                 fconv_copy_padded_row(whole_strip + (c * rows + ih % rows) * width, width,
                                       xg + (c * d->h + ih) * d->w, d->w, -d->pad_left);
-        *s = (struct strip_ring){ctx->execute, xg, rows, width, top, top + rows};
+        *s = (struct strip_ring){ctx->execute, xg, rows, width, top + rows};
     }
     const float *xs[DIRECT_P_BLOCK + FEW_CHANNEL_MAX_R];
     const float *ts[FEW_CHANNEL_MAX_R];
