@@ -5,6 +5,7 @@
  * output's summation order is fixed by its position, so any thread count gives the same bits.
  */
 #include "algo/direct.h"
+#include "core/cost-model.h"
 
 static fconv_status direct_supports(const fconv_plan *plan, char *why, size_t why_len) {
     (void)plan;
@@ -116,7 +117,7 @@ static double direct_cost(const fconv_plan *plan) {
     if (threads < 1.0) threads = 1.0;
     /* Opening a parallel region costs ~3 us; a single task runs in the caller without one
      * (1D 10^3 x 3: 0.4 us measured, where the region's cost had AUTO pick im2col, 5 us). */
-    return (macs / rate + rows * 7e-9 + border) / threads + (threads > 1.0 ? 3e-6 : 0.0);
+    return (macs / rate + rows * 7e-9 + border) / threads + (threads > 1.0 ? FCONV_PARALLEL_REGION_SECONDS : 0.0);
 }
 
 static void direct_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias,

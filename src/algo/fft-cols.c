@@ -143,7 +143,7 @@ static double fft_cols_cost(const fconv_plan *plan) {
      * ms), and 1.09-1.31 against 1.0-1.16 at 15x15: RGB runs ~1.2x slower than the gray-fitted
      * terms say, which had AUTO take fft-cols for RGB 1024^2 7x7 (1.71 ms; direct 1.32). */
     if (f->channels > 1) work *= 1.2;
-    return work / (double)l.slots + 2e-6 + (l.slots > 1 ? 3e-6 : 0.0);
+    return work / (double)l.slots + 2e-6 + (l.slots > 1 ? FCONV_PARALLEL_REGION_SECONDS : 0.0);
 }
 
 struct fft_cols_ctx {

@@ -13,6 +13,7 @@
 #include "algo/fft-common.h"
 #include "algo/filter-lowering.h"
 #include "core/border.h"
+#include "core/cost-model.h"
 #include "core/dispatch.h"
 #include "core/parallel.h"
 
@@ -170,7 +171,8 @@ double fconv_fft_tile_seconds(int64_t t0, int64_t t1) {
 double fconv_fft_filter_cost(const fconv_plan *plan, const struct fconv_fft_tiling *t) {
     double rounds = ceil((double)t->tasks / (double)t->slots);
     double kernel = plan->weights ? 0.0 : fconv_fft_transform_seconds(t->t0, t->t1);
-    return kernel + rounds * fconv_fft_tile_seconds(t->t0, t->t1);
+    return kernel + rounds * fconv_fft_tile_seconds(t->t0, t->t1) +
+           (t->slots > 1 ? FCONV_PARALLEL_REGION_SECONDS : 0.0);
 }
 
 struct filter_state {

@@ -130,7 +130,7 @@ static double fft_rows_cost(const fconv_plan *plan) {
     /* Interleaved channels: the scalar (de)interleaving and C times the spectra per row
      * (measured RGB 1024^2 7x7 and 15x15, 2 threads: 1.3-2x the one-channel time per output) */
     if (f->channels > 1) work = 1.3 * work + 0.9e-9 * outputs;
-    return work / (double)l.slots + (l.slots > 1 ? 3e-6 : 0.0);
+    return work / (double)l.slots + (l.slots > 1 ? FCONV_PARALLEL_REGION_SECONDS : 0.0);
 }
 
 struct fft_rows_ctx {

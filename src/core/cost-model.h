@@ -13,4 +13,9 @@ static inline double fconv_stream_seconds(double bytes) {
     return bytes / rate;
 }
 
+/* Seconds a parallel region of several threads adds to a serial run: waking the other
+ * threads and the barrier at its end (~3 us on the 2-core VM). Charged by every cost()
+ * whose work splits between threads, so that tiny problems stay on one. */
+#define FCONV_PARALLEL_REGION_SECONDS 3e-6
+
 #endif
