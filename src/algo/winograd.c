@@ -493,6 +493,10 @@ static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, float *v,
             for (size_t c = 1; c < cg; c++)
                 for (size_t j = 0; j < few; j++) panel[c * few + j] = panel[c * FCONV_WINO_STRIP + j];
         }
+        /* A half-width sliver against all whole row slivers of U in one call, several of them
+         * sharing each of its loads (gemm_ukernel_half_rows); the whole-width and few-column
+         * tiles, and a last part sliver of U, one row sliver at a time. */
+        const size_t whole_rows = kg / mr * mr;
         for (size_t i = 0; i < kg; i += mr) {
             const size_t rows = kg - i < mr ? kg - i : mr;
             for (size_t s = 0, width; s < ncols; s += width) {
@@ -500,9 +504,14 @@ static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, float *v,
                 if (nt - s <= WINO_FEW_COLUMNS) /* the block's last few tiles, packed above */
                     g->kern->gemm_ukernel_cols(cg, ux + i * cg, vx + s * cg, nt - s, mx + i * tb + s, tb, rows,
                                                nt - s, width);
-                else
-                    (width == nr ? g->kern->gemm_ukernel : g->kern->gemm_ukernel_half)(
-                        cg, ux + i * cg, vx + s * cg, width, mx + i * tb + s, tb, 0, rows, width, NULL, 0);
+                else if (width == nr)
+                    g->kern->gemm_ukernel(cg, ux + i * cg, vx + s * cg, width, mx + i * tb + s, tb, 0, rows, width,
+                                          NULL, 0);
+                else if (i >= whole_rows)
+                    g->kern->gemm_ukernel_half(cg, ux + i * cg, vx + s * cg, width, mx + i * tb + s, tb, 0, rows,
+                                               width, NULL, 0);
+                else if (i == 0)
+                    g->kern->gemm_ukernel_half_rows(cg, ux, whole_rows / mr, vx + s * cg, width, mx + s, tb);
             }
         }
         return;

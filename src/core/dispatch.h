@@ -76,6 +76,12 @@ typedef void (*fconv_gemm_ukernel_pack_fn)(size_t k, const float *a, const float
                                            float *c, size_t ldc, int store, size_t mr, const float *bias, int relu);
 /* gemm_ukernel_half of a table is the same contract for a tile and b rows gemm_nr / 2 wide
  * (nr <= gemm_nr / 2, ldb >= NR/2), with the same A panels. */
+/* gemm_ukernel_half_rows: the half-width tiles of `slivers` consecutive A panels at once, every
+ * row of each live (mr = MR), panel s at a + s*MR*k (packed back to back): for i < slivers*MR
+ * and j < NR/2, c[i*ldc + j] = sum_{p < k} A(i, p) * b[p*ldb + j], summed as gemm_ukernel_half
+ * sums (the same bits), stored; no epilogue. */
+typedef void (*fconv_gemm_ukernel_half_rows_fn)(size_t k, const float *a, size_t slivers, const float *b, size_t ldb,
+                                                float *c, size_t ldc);
 
 /*
  * Its few-column twin, for the last columns of a product where a whole (half-width) tile
@@ -229,6 +235,7 @@ struct fconv_kernels {
     fconv_gemm_ukernel_fn gemm_ukernel, gemm_ukernel_half;
     fconv_gemm_ukernel_pack_fn gemm_ukernel_pack;
     fconv_gemm_ukernel_cols_fn gemm_ukernel_cols;
+    fconv_gemm_ukernel_half_rows_fn gemm_ukernel_half_rows;
     size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
     fconv_gemm_pack_b_fn gemm_pack_b;
     fconv_copy_stride2_fn im2col_copy_stride2;
@@ -331,6 +338,8 @@ void fconv_gemm_ukernel__scalar(size_t k, const float *a, const float *b, size_t
                               int store, size_t mr, size_t nr, const float *bias, int relu);
 void fconv_gemm_ukernel_half__scalar(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
                                    int store, size_t mr, size_t nr, const float *bias, int relu);
+void fconv_gemm_ukernel_half_rows__scalar(size_t k, const float *a, size_t slivers, const float *b, size_t ldb,
+                                        float *c, size_t ldc);
 void fconv_gemm_ukernel_cols__scalar(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
                                    size_t mr, size_t nc, size_t nr);
 void fconv_gemm_ukernel_pack__scalar(size_t k, const float *a, const float *b, size_t ldb, float *packed_b,
@@ -341,6 +350,8 @@ void fconv_gemm_ukernel__avx2(size_t k, const float *a, const float *b, size_t l
                               int store, size_t mr, size_t nr, const float *bias, int relu);
 void fconv_gemm_ukernel_half__avx2(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
                                    int store, size_t mr, size_t nr, const float *bias, int relu);
+void fconv_gemm_ukernel_half_rows__avx2(size_t k, const float *a, size_t slivers, const float *b, size_t ldb,
+                                        float *c, size_t ldc);
 void fconv_gemm_ukernel_cols__avx2(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
                                    size_t mr, size_t nc, size_t nr);
 void fconv_gemm_ukernel_pack__avx2(size_t k, const float *a, const float *b, size_t ldb, float *packed_b,
@@ -351,6 +362,8 @@ void fconv_gemm_ukernel__avx512(size_t k, const float *a, const float *b, size_t
                               int store, size_t mr, size_t nr, const float *bias, int relu);
 void fconv_gemm_ukernel_half__avx512(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
                                    int store, size_t mr, size_t nr, const float *bias, int relu);
+void fconv_gemm_ukernel_half_rows__avx512(size_t k, const float *a, size_t slivers, const float *b, size_t ldb,
+                                        float *c, size_t ldc);
 void fconv_gemm_ukernel_cols__avx512(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
                                    size_t mr, size_t nc, size_t nr);
 void fconv_gemm_ukernel_pack__avx512(size_t k, const float *a, const float *b, size_t ldb, float *packed_b,

@@ -223,6 +223,42 @@ static void check_ukernel_cols(const struct fconv_kernels *kern) {
     free(c);
 }
 
+/* The half-width tile over several A panels: for every panel count 1..7 (the kernel's own
+ * group of panels, part groups and leftovers) and k = 0, 1, 2 and odd, exactly the bits of
+ * gemm_ukernel_half run panel by panel, and nothing written past the rows and columns. The
+ * panels end where their buffer ends: AddressSanitizer sees any read past them. */
+static void check_ukernel_half_rows(const struct fconv_kernels *kern) {
+    static const size_t ks[] = {0, 1, 2, 37};
+    const size_t MR = kern->gemm_mr, width = kern->gemm_nr / 2, ldc = width + 3, pmax = 7, kmax = 37;
+    float *abuf = malloc(sizeof(float) * MR * kmax * pmax), *b = fconv_alloc_aligned(sizeof(float) * width * kmax);
+    float *c0 = malloc(sizeof(float) * (pmax * MR + 1) * ldc), *c = malloc(sizeof(float) * (pmax * MR + 1) * ldc);
+    float *want = malloc(sizeof(float) * (pmax * MR + 1) * ldc);
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+        for (size_t panels = 1; panels <= pmax; panels++) {
+            const size_t k = ks[ki], rows = panels * MR;
+            const float *a = abuf + MR * kmax * pmax - panels * MR * k;
+            test_fill_random(abuf, MR * kmax * pmax);
+            test_fill_random(b, width * kmax);
+            test_fill_random(c0, (pmax * MR + 1) * ldc);
+            memcpy(c, c0, sizeof(float) * (pmax * MR + 1) * ldc);
+            memcpy(want, c0, sizeof(float) * (pmax * MR + 1) * ldc);
+            for (size_t s = 0; s < panels; s++)
+                kern->gemm_ukernel_half(k, a + s * MR * k, b, width, want + s * MR * ldc, ldc, FCONV_GEMM_STORE, MR,
+                                        width, NULL, 0);
+            kern->gemm_ukernel_half_rows(k, a, panels, b, width, c, ldc);
+            for (size_t i = 0; i <= rows; i++)
+                for (size_t j = 0; j < ldc; j++)
+                    CHECKF(memcmp(&c[i * ldc + j], &want[i * ldc + j], sizeof(float)) == 0,
+                           "%s ukernel_half_rows panels=%zu k=%zu: C[%zu][%zu] = %.9g, want %.9g", kern->name, panels,
+                           k, i, j, c[i * ldc + j], want[i * ldc + j]);
+        }
+    free(abuf);
+    fconv_free_aligned(b);
+    free(c0);
+    free(c);
+    free(want);
+}
+
 static void test_gemm_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
         const struct fconv_kernels *kern = test_isa_kernels("test_kernels_gemm", (fconv_isa)isa);
@@ -232,6 +268,7 @@ static void test_gemm_all_isas(void) {
         check_ukernel(kern, 0);
         check_ukernel(kern, 1);
         check_ukernel_cols(kern);
+        check_ukernel_half_rows(kern);
         /* every remainder of MR and NR, once each */
         for (size_t m = 1; m <= 2 * kern->gemm_mr + 1; m++)
             check_gemm(kern, m, 2 * kern->gemm_nr + 3, 5, 0, 0, 0);

@@ -4,9 +4,11 @@
  * NR/VF_LANES loads of B per k step. MR x NR is 6 x 16 on AVX2 (12 accumulators), 8 x 32 on
  * AVX-512 (16), 4 x 4 scalar. Also its half-width twin, MR x NR/2 from NR/2-wide B slivers, for
  * products too narrow for a whole sliver (Winograd's 16-tile blocks on AVX-512: padded to
- * 32 columns, half the multiply-adds were thrown away), and a kernel for a handful of
- * columns (a block's last few tiles). Compiled once per ISA (simd/vec.h); contracts:
- * fconv_gemm_ukernel_fn, gemm_ukernel_half and fconv_gemm_ukernel_cols_fn in core/dispatch.h.
+ * 32 columns, half the multiply-adds were thrown away), the half-width tile over several A
+ * panels at once (each B load shared by their rows), and a kernel for a handful of columns
+ * (a block's last few tiles). Compiled once per ISA (simd/vec.h); contracts:
+ * fconv_gemm_ukernel_fn, gemm_ukernel_half, fconv_gemm_ukernel_half_rows_fn and
+ * fconv_gemm_ukernel_cols_fn in core/dispatch.h.
  */
 #include <assert.h>
 #include <math.h>
@@ -120,6 +122,52 @@ void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half)(size_t k, const float *restrict a
     UKERNEL(NV / 2, NULL, nr);
 }
 #undef UKERNEL
+
+/* A half-width tile's B load feeds MR multiply-adds, and with MR broadcasts of A and A's
+ * prefetch it made 10 loads per 8 multiply-adds on AVX-512: the tile ran at ~72% of the FMA
+ * peak (one thread, Zen 5, A and B in cache) where the whole-width one reaches ~86%. Rows of
+ * HALF_ROWS_SLIVERS A slivers share each B load (24 accumulators on AVX-512: ~82%; 16 rows
+ * ~78%), and A's prefetch goes once per two k steps (a step reads MR floats of each sliver,
+ * half a cache line on AVX-512). */
+#define HALF_ROWS_SLIVERS (VF_LANES == 16 ? 3 : VF_LANES == 8 ? 2 : 1)
+
+static ALWAYS_INLINE void half_rows(const int ns, size_t k, const float *restrict a, const float *restrict b,
+                                    size_t ldb, float *restrict c, size_t ldc) {
+    enum { HV = NV / 2 };
+    vf acc[HALF_ROWS_SLIVERS][MR][HV];
+    UNROLLED (int s = 0; s < ns; s++)
+        UNROLLED (int i = 0; i < MR; i++)
+            UNROLLED (int v = 0; v < HV; v++) acc[s][i][v] = vf_zero();
+    size_t p = 0;
+#define HALF_ROWS_STEP(q)                                                                                       do {                                                                                                            vf bv[HV];                                                                                                  UNROLLED (int v = 0; v < HV; v++) bv[v] = vf_loadu(b + (q) * ldb + (size_t)v * VF_LANES);                   UNROLLED (int s = 0; s < ns; s++)                                                                               UNROLLED (int i = 0; i < MR; i++) {                                                                             const vf av = vf_set1(a[(size_t)s * MR * k + (q) * MR + (size_t)i]);                                        UNROLLED (int v = 0; v < HV; v++) acc[s][i][v] = vf_fma(av, bv[v], acc[s][i][v]);                       }                                                                                                   } while (0)
+    for (; p + 2 <= k; p += 2) {
+        UNROLLED (int s = 0; s < ns; s++) prefetch_a(a + (size_t)s * MR * k, p + (size_t)A_PREFETCH_STEPS(HV));
+        HALF_ROWS_STEP(p);
+        HALF_ROWS_STEP(p + 1);
+    }
+    if (p < k) HALF_ROWS_STEP(p);
+#undef HALF_ROWS_STEP
+    UNROLLED (int s = 0; s < ns; s++)
+        UNROLLED (int i = 0; i < MR; i++)
+            UNROLLED (int v = 0; v < HV; v++)
+                vf_storeu(c + ((size_t)s * MR + (size_t)i) * ldc + (size_t)v * VF_LANES, acc[s][i][v]);
+}
+
+void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half_rows)(size_t k, const float *restrict a, size_t slivers,
+                                                    const float *restrict b, size_t ldb, float *restrict c,
+                                                    size_t ldc) {
+    assert(a && b && c && slivers >= 1 && ldb >= NR / 2);
+    for (size_t s = 0; s < slivers; s += HALF_ROWS_SLIVERS) {
+        const size_t n = slivers - s < HALF_ROWS_SLIVERS ? slivers - s : HALF_ROWS_SLIVERS;
+        const float *as = a + s * MR * k;
+        float *cs = c + s * MR * ldc;
+        if (n == HALF_ROWS_SLIVERS) half_rows(HALF_ROWS_SLIVERS, k, as, b, ldb, cs, ldc);
+#if HALF_ROWS_SLIVERS > 2
+        else if (n == 2) half_rows(2, k, as, b, ldb, cs, ldc);
+#endif
+        else half_rows(1, k, as, b, ldb, cs, ldc);
+    }
+}
 
 /* A few columns: each of the nc (<= COLS_MAX) accumulators holds the MR rows of one column
  * of C in one vector (MR <= VF_LANES), one load of A and nc broadcasts of B per k step,
