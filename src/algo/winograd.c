@@ -389,20 +389,24 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
         tile_coords(g, t0 + t, &n, &ty, &tx);
         for (int64_t i = 0; i < SIDE; i++) {
             const int64_t row = i - g->pad_top;
-            const float *xr = row >= 0 && row < g->h ? xc + n * g->x_n + row * g->x_h : NULL;
-            for (int64_t j = 0; j < SIDE; j++) {
-                const int64_t col = j - g->pad_left;
-                plane[i * SIDE + j] = xr && col >= 0 && col < g->w ? xr[col] : 0.0f;
-            }
+            if (row >= 0 && row < g->h) fconv_copy_padded_row(plane + i * SIDE, SIDE, xc + n * g->x_n + row * g->x_h,
+                                                              g->w, -g->pad_left);
+            else fconv_zero_floats(plane + i * SIDE, SIDE);
         }
-        /* the image's tiles of this unit, from t on */
+        /* the image's tiles of this unit, from t on, each patch element's row of d filled
+         * in one pass over the tiles (a tile at a time, the stores went tb floats apart:
+         * 1 x 512 x 7^2, one thread, 9% of the samples were this copy) */
         const size_t per_image = (size_t)(g->tiles_h * g->tiles_w), first = (t0 + t) % per_image;
         const size_t count = per_image - first < nt - t ? per_image - first : nt - t;
-        for (size_t e = 0; e < count; e++) {
-            const size_t r = (first + e) / (size_t)g->tiles_w * 2, q = (first + e) % (size_t)g->tiles_w * 2;
-            for (size_t i = 0; i < a; i++)
-                for (size_t j = 0; j < a; j++) d[(i * a + j) * tb + t + e] = plane[(r + i) * SIDE + q + j];
-        }
+        size_t origin[4 * 4]; /* each tile's patch in the plane */
+        for (size_t e = 0; e < count; e++)
+            origin[e] = (first + e) / (size_t)g->tiles_w * 2 * SIDE + (first + e) % (size_t)g->tiles_w * 2;
+        for (size_t i = 0; i < 4; i++)
+            for (size_t j = 0; j < 4; j++) {
+                float *restrict dst = d + (i * 4 + j) * tb + t;
+                const float *src = plane + i * SIDE + j;
+                for (size_t e = 0; e < count; e++) dst[e] = src[origin[e]];
+            }
         t += count;
     }
     for (size_t t = 0; t < nt && grid && !small;) {
