@@ -139,7 +139,16 @@ static ALWAYS_INLINE void half_rows(const int ns, size_t k, const float *restric
         UNROLLED (int i = 0; i < MR; i++)
             UNROLLED (int v = 0; v < HV; v++) acc[s][i][v] = vf_zero();
     size_t p = 0;
-#define HALF_ROWS_STEP(q)                                                                                       do {                                                                                                            vf bv[HV];                                                                                                  UNROLLED (int v = 0; v < HV; v++) bv[v] = vf_loadu(b + (q) * ldb + (size_t)v * VF_LANES);                   UNROLLED (int s = 0; s < ns; s++)                                                                               UNROLLED (int i = 0; i < MR; i++) {                                                                             const vf av = vf_set1(a[(size_t)s * MR * k + (q) * MR + (size_t)i]);                                        UNROLLED (int v = 0; v < HV; v++) acc[s][i][v] = vf_fma(av, bv[v], acc[s][i][v]);                       }                                                                                                   } while (0)
+#define HALF_ROWS_STEP(q)                                                                              \
+    do {                                                                                               \
+        vf bv[HV];                                                                                     \
+        UNROLLED (int v = 0; v < HV; v++) bv[v] = vf_loadu(b + (q) * ldb + (size_t)v * VF_LANES);      \
+        UNROLLED (int s = 0; s < ns; s++)                                                              \
+            UNROLLED (int i = 0; i < MR; i++) {                                                        \
+                const vf av = vf_set1(a[(size_t)s * MR * k + (q) * MR + (size_t)i]);                   \
+                UNROLLED (int v = 0; v < HV; v++) acc[s][i][v] = vf_fma(av, bv[v], acc[s][i][v]);      \
+            }                                                                                          \
+    } while (0)
     for (; p + 2 <= k; p += 2) {
         UNROLLED (int s = 0; s < ns; s++) prefetch_a(a + (size_t)s * MR * k, p + (size_t)A_PREFETCH_STEPS(HV));
         HALF_ROWS_STEP(p);
