@@ -389,9 +389,9 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
         tile_coords(g, t0 + t, &n, &ty, &tx);
         for (int64_t i = 0; i < SIDE; i++) {
             const int64_t row = i - g->pad_top;
-            if (row >= 0 && row < g->h) fconv_copy_padded_row(plane + i * SIDE, SIDE, xc + n * g->x_n + row * g->x_h,
-                                                              g->w, -g->pad_left);
-            else fconv_zero_floats(plane + i * SIDE, SIDE);
+            float *plane_row = plane + i * SIDE;
+            if (row < 0 || row >= g->h) fconv_zero_floats(plane_row, SIDE);
+            else fconv_copy_padded_row(plane_row, SIDE, xc + n * g->x_n + row * g->x_h, g->w, -g->pad_left);
         }
         /* the image's tiles of this unit, from t on, each patch element's row of d filled
          * in one pass over the tiles (a tile at a time, the stores went tb floats apart:
