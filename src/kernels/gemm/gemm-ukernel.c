@@ -124,11 +124,11 @@ void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half)(size_t k, const float *restrict a
 #undef UKERNEL
 
 /* A half-width tile's B load feeds MR multiply-adds, and with MR broadcasts of A and A's
- * prefetch it made 10 loads per 8 multiply-adds on AVX-512: the tile ran at ~72% of the FMA
- * peak (one thread, Zen 5, A and B in cache) where the whole-width one reaches ~86%. Rows of
- * HALF_ROWS_SLIVERS A slivers share each B load (24 accumulators on AVX-512: ~82%; 16 rows
- * ~78%), and A's prefetch goes once per two k steps (a step reads MR floats of each sliver,
- * half a cache line on AVX-512). */
+ * prefetch it made 10 loads per 8 multiply-adds on AVX-512: standalone (one thread, Zen 5, A
+ * and B in cache, k = 128) it ran 182-192 GFLOP/s where the whole-width tile runs 221-235.
+ * Rows of HALF_ROWS_SLIVERS A slivers share each B load (24 accumulators on AVX-512: 210-223;
+ * 16 rows 189-206), and A's prefetch goes once per two k steps (a step reads MR floats of
+ * each sliver, half a cache line on AVX-512). */
 #define HALF_ROWS_SLIVERS (VF_LANES == 16 ? 3 : VF_LANES == 8 ? 2 : 1)
 
 static ALWAYS_INLINE void half_rows(const int ns, size_t k, const float *restrict a, const float *restrict b,
