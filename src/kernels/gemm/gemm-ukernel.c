@@ -131,34 +131,34 @@ void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half)(size_t k, const float *restrict a
  * each sliver, half a cache line on AVX-512). */
 #define HALF_ROWS_SLIVERS (VF_LANES == 16 ? 3 : VF_LANES == 8 ? 2 : 1)
 
+/* One k step q of half_rows: B's row q loaded once, multiplied into the ns panels' rows. */
+static ALWAYS_INLINE void half_rows_step(const int ns, size_t k, const float *restrict a, const float *restrict b,
+                                         size_t ldb, size_t q, vf acc[HALF_ROWS_SLIVERS][MR][NV / 2]) {
+    vf bv[NV / 2];
+    UNROLLED (int v = 0; v < NV / 2; v++) bv[v] = vf_loadu(b + q * ldb + (size_t)v * VF_LANES);
+    UNROLLED (int s = 0; s < ns; s++)
+        UNROLLED (int i = 0; i < MR; i++) {
+            const vf av = vf_set1(a[(size_t)s * MR * k + q * MR + (size_t)i]);
+            UNROLLED (int v = 0; v < NV / 2; v++) acc[s][i][v] = vf_fma(av, bv[v], acc[s][i][v]);
+        }
+}
+
 static ALWAYS_INLINE void half_rows(const int ns, size_t k, const float *restrict a, const float *restrict b,
                                     size_t ldb, float *restrict c, size_t ldc) {
-    enum { HV = NV / 2 };
-    vf acc[HALF_ROWS_SLIVERS][MR][HV];
+    vf acc[HALF_ROWS_SLIVERS][MR][NV / 2];
     UNROLLED (int s = 0; s < ns; s++)
         UNROLLED (int i = 0; i < MR; i++)
-            UNROLLED (int v = 0; v < HV; v++) acc[s][i][v] = vf_zero();
+            UNROLLED (int v = 0; v < NV / 2; v++) acc[s][i][v] = vf_zero();
     size_t p = 0;
-#define HALF_ROWS_STEP(q)                                                                              \
-    do {                                                                                               \
-        vf bv[HV];                                                                                     \
-        UNROLLED (int v = 0; v < HV; v++) bv[v] = vf_loadu(b + (q) * ldb + (size_t)v * VF_LANES);      \
-        UNROLLED (int s = 0; s < ns; s++)                                                              \
-            UNROLLED (int i = 0; i < MR; i++) {                                                        \
-                const vf av = vf_set1(a[(size_t)s * MR * k + (q) * MR + (size_t)i]);                   \
-                UNROLLED (int v = 0; v < HV; v++) acc[s][i][v] = vf_fma(av, bv[v], acc[s][i][v]);      \
-            }                                                                                          \
-    } while (0)
     for (; p + 2 <= k; p += 2) {
-        UNROLLED (int s = 0; s < ns; s++) prefetch_a(a + (size_t)s * MR * k, p + (size_t)A_PREFETCH_STEPS(HV));
-        HALF_ROWS_STEP(p);
-        HALF_ROWS_STEP(p + 1);
+        UNROLLED (int s = 0; s < ns; s++) prefetch_a(a + (size_t)s * MR * k, p + (size_t)A_PREFETCH_STEPS(NV / 2));
+        half_rows_step(ns, k, a, b, ldb, p, acc);
+        half_rows_step(ns, k, a, b, ldb, p + 1, acc);
     }
-    if (p < k) HALF_ROWS_STEP(p);
-#undef HALF_ROWS_STEP
+    if (p < k) half_rows_step(ns, k, a, b, ldb, p, acc);
     UNROLLED (int s = 0; s < ns; s++)
         UNROLLED (int i = 0; i < MR; i++)
-            UNROLLED (int v = 0; v < HV; v++)
+            UNROLLED (int v = 0; v < NV / 2; v++)
                 vf_storeu(c + ((size_t)s * MR + (size_t)i) * ldc + (size_t)v * VF_LANES, acc[s][i][v]);
 }
 
