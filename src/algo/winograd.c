@@ -469,8 +469,20 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
      * at v + s*cg, channel c's row of it at + c*width) */
     for (size_t sv = 0, width; sv < ncols; sv += width) {
         width = sliver_width(g, sv, nt);
-        g->kern->wino_input[g->mat->input_slot](d + sv, v + sv * (size_t)g->cg + c * width, g->v_xn, tb,
-                                                width);
+        if (nt - sv > WINO_FEW_COLUMNS) {
+            g->kern->wino_input[g->mat->input_slot](d + sv, v + sv * (size_t)g->cg + c * width, g->v_xn, tb,
+                                                    width);
+            continue;
+        }
+        /* The block's last few tiles, for the few-column kernel: channel c's row of that
+         * sliver only `few` wide (it reads a column of B per row of A, and on the sliver's
+         * 16-float rows each was a cache line of its own, out of L1 beside A: 1 x 512 x 28^2,
+         * 49 tiles as 32 + 16 + 1, 2 threads, 5.27 -> 5.00 ms). */
+        const size_t few = nt - sv;
+        float rows[8 * 8 * FCONV_WINO_STRIP]; /* alpha <= 8 (F(6x6)) */
+        g->kern->wino_input[g->mat->input_slot](d + sv, rows, FCONV_WINO_STRIP, tb, width);
+        for (size_t xn = 0; xn < a * a; xn++)
+            memcpy(v + xn * g->v_xn + sv * (size_t)g->cg + c * few, rows + xn * FCONV_WINO_STRIP, few * sizeof *rows);
     }
 }
 
@@ -484,19 +496,7 @@ static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, float *v,
     float *vx = v + xn * g->v_xn;
     float *mx = mm + xn * g->m_xn;
     if (g->packed) { /* U and V are the panels already: the micro-kernel alone */
-        const size_t mr = g->mr, nr = g->kern->gemm_nr, few_at = ncols - FCONV_WINO_STRIP, few = nt - few_at;
-        if (nt > few_at && few <= WINO_FEW_COLUMNS) {
-            /* The last sliver's few real columns packed together, in place (no channel's row
-             * moves up past one not yet moved): the few-column kernel reads a column of B per
-             * row of A, and on the sliver's 16-float rows each was a cache line of its own,
-             * out of L1 beside A. With the kernel's two k steps per multiply-add and its
-             * vector stores of zeros, 1 x 512 x 28^2 (49 tiles: 32 + 16 + 1) on 2 threads ran
-             * 5.27 -> 5.00 ms; one column had cost a fifth of the 32-column tile beside it,
-             * now under a tenth (perf samples). */
-            float *panel = vx + few_at * cg;
-            for (size_t c = 1; c < cg; c++)
-                for (size_t j = 0; j < few; j++) panel[c * few + j] = panel[c * FCONV_WINO_STRIP + j];
-        }
+        const size_t mr = g->mr, nr = g->kern->gemm_nr;
         /* A half-width sliver against all whole row slivers of U in one call, several of them
          * sharing each of its loads (gemm_ukernel_half_rows); the whole-width and few-column
          * tiles, and a last part sliver of U, one row sliver at a time. */
