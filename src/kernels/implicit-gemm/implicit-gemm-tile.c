@@ -83,26 +83,26 @@ static ALWAYS_INLINE vf fma_mem(vf b, const float *p, vf a) { return vf_fma(b, v
  * acc[(i*IG_NV + v) * VF_LANES]. */
 #define ACC_AT(i, v) (((size_t)(i) * IG_NV + (size_t)(v)) * VF_LANES)
 
-/* One tap: its weight vectors times pixels [i0, i1)'s samples into their accumulators. */
-#define TAP_STEP(t, i0, i1)                                                                                   \
-    do {                                                                                                      \
-        const size_t tap_ = (t);                                                                              \
-        const int32_t ot = off[tap_];                                                                         \
-        if (tap_ + PREFETCH_TAPS < taps) {                                                                    \
-            __builtin_prefetch(xs[0] + off[tap_ + PREFETCH_TAPS], 0, 3);                                      \
-            __builtin_prefetch(xs[IG_PX - 1] + off[tap_ + PREFETCH_TAPS], 0, 3);                              \
-        }                                                                                                     \
-        if (streams) __builtin_prefetch(xs[IG_PX - 1] + ot + NEXT_LINE_FLOATS, 0, 2);                        \
-        vf wv[IG_NV];                                                                                         \
-        const float *wt = w + tap_ * width;                                                                   \
-        UNROLLED (int v = 0; v < nv; v++) if (v < MEM_V) wv[v] = vf_load(wt + (size_t)v * VF_LANES);         \
-        UNROLLED (int i = (i0); i < (i1); i++) {                                                              \
-            const vf xv = vf_set1(xs[i][ot]);                                                                 \
-            UNROLLED (int v = 0; v < nv; v++)                                                                 \
-                acc[i][v] = v < MEM_V ? vf_fma(xv, wv[v], acc[i][v])                                          \
-                                      : fma_mem(xv, wt + (size_t)v * VF_LANES, acc[i][v]);                    \
-        }                                                                                                     \
-    } while (0)
+/* One tap: its weight vectors times pixels [i0, i1)'s samples into their accumulators (taps:
+ * the tile's count, for the prefetch; width: floats from one tap's weights to the next). */
+static ALWAYS_INLINE void tap_step(vf acc[IG_PX][IG_NV], const int nv, const int streams, size_t t, const int i0,
+                                   const int i1, size_t taps, const float *const *xs, const int32_t *restrict off,
+                                   const float *restrict w, size_t width) {
+    const int32_t ot = off[t];
+    if (t + PREFETCH_TAPS < taps) {
+        __builtin_prefetch(xs[0] + off[t + PREFETCH_TAPS], 0, 3);
+        __builtin_prefetch(xs[IG_PX - 1] + off[t + PREFETCH_TAPS], 0, 3);
+    }
+    if (streams) __builtin_prefetch(xs[IG_PX - 1] + ot + NEXT_LINE_FLOATS, 0, 2);
+    vf wv[IG_NV];
+    const float *wt = w + t * width;
+    UNROLLED (int v = 0; v < nv; v++) if (v < MEM_V) wv[v] = vf_load(wt + (size_t)v * VF_LANES);
+    UNROLLED (int i = i0; i < i1; i++) {
+        const vf xv = vf_set1(xs[i][ot]);
+        UNROLLED (int v = 0; v < nv; v++)
+            acc[i][v] = v < MEM_V ? vf_fma(xv, wv[v], acc[i][v]) : fma_mem(xv, wt + (size_t)v * VF_LANES, acc[i][v]);
+    }
+}
 
 static ALWAYS_INLINE void tile_sums(const int nv, const int streams, const int edged, size_t taps,
                                     const float *const *x, const int32_t *restrict off, const float *restrict w,
@@ -115,7 +115,7 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int streams, const int e
         UNROLLED (int v = 0; v < nv; v++) acc[i][v] = acc_in ? vf_load(acc_in + ACC_AT(i, v)) : vf_zero();
     const size_t width = (size_t)nv * VF_LANES;
     if (!edged) {
-        for (size_t t = 0; t < taps; t++) TAP_STEP(t, 0, IG_PX);
+        for (size_t t = 0; t < taps; t++) tap_step(acc, nv, streams, t, 0, IG_PX, taps, xs, off, w, width);
     } else {
         /* Taps come in groups of a kernel row's columns; the first pixel leaves out each
          * group's first `first` taps (their columns lie left of x), the last pixel its last
@@ -124,12 +124,12 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int streams, const int e
         for (size_t g = 0; g < taps; g += group)
             for (size_t s = 0; s < group; s++) {
                 if (s < first) {
-                    if (s >= last_from) TAP_STEP(g + s, 1, IG_PX - 1);
-                    else TAP_STEP(g + s, 1, IG_PX);
+                    if (s >= last_from) tap_step(acc, nv, streams, g + s, 1, IG_PX - 1, taps, xs, off, w, width);
+                    else tap_step(acc, nv, streams, g + s, 1, IG_PX, taps, xs, off, w, width);
                 } else if (s >= last_from) {
-                    TAP_STEP(g + s, 0, IG_PX - 1);
+                    tap_step(acc, nv, streams, g + s, 0, IG_PX - 1, taps, xs, off, w, width);
                 } else {
-                    TAP_STEP(g + s, 0, IG_PX);
+                    tap_step(acc, nv, streams, g + s, 0, IG_PX, taps, xs, off, w, width);
                 }
             }
     }
