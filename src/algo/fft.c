@@ -10,6 +10,7 @@
 
 #include "algo/fft-common.h"
 #include "algo/filter-lowering.h"
+#include "core/cost-model.h"
 #include "core/parallel.h"
 
 /* ---- geometry --------------------------------------------------------------------------- */
@@ -110,7 +111,11 @@ static double fft_cost(const fconv_plan *plan) {
      * in about 15 ms). */
     double products = 2.0e-9 * (double)d->n * (double)d->k * (double)g.cg * (double)g.t0 *
                       (double)(g.t1 / 2 + 1);
-    return (transforms * transform + products) / (double)g.slots;
+    /* two parallel regions per image (input spectra, output channels), one more for the
+     * filter spectra when they come at execute time */
+    double regions = 2.0 * (double)d->n + (plan->weights ? 0.0 : 1.0);
+    return (transforms * transform + products) / (double)g.slots +
+           (g.slots > 1 ? regions * FCONV_PARALLEL_REGION_SECONDS : 0.0);
 }
 
 /* ---- conv2d ----------------------------------------------------------------------------- */
