@@ -477,7 +477,8 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
         /* The block's last few tiles, for the few-column kernel: channel c's row of that
          * sliver only `few` wide (it reads a column of B per row of A, and on the sliver's
          * 16-float rows each was a cache line of its own, out of L1 beside A: 1 x 512 x 28^2,
-         * 49 tiles as 32 + 16 + 1, 2 threads, 5.27 -> 5.00 ms). */
+         * 49 tiles as 32 + 16 + 1, 2 threads, 5.27 -> 5.00 ms). Written so here, the rows
+         * are not moved in V later: the products only read it. */
         const size_t few = nt - sv;
         float rows[8 * 8 * FCONV_WINO_STRIP]; /* alpha <= 8 (F(6x6)) */
         g->kern->wino_input[g->mat->input_slot](d + sv, rows, FCONV_WINO_STRIP, tb, width);
