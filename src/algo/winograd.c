@@ -401,9 +401,9 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
         size_t origin[4 * 4]; /* each tile's patch in the plane */
         for (size_t e = 0; e < count; e++)
             origin[e] = (first + e) / (size_t)g->tiles_w * 2 * SIDE + (first + e) % (size_t)g->tiles_w * 2;
-        for (size_t i = 0; i < 4; i++)
-            for (size_t j = 0; j < 4; j++) {
-                float *restrict dst = d + (i * 4 + j) * tb + t;
+        for (size_t i = 0; i < a; i++)
+            for (size_t j = 0; j < a; j++) {
+                float *restrict dst = d + (i * a + j) * tb + t;
                 const float *src = plane + i * SIDE + j;
                 for (size_t e = 0; e < count; e++) dst[e] = src[origin[e]];
             }
@@ -506,7 +506,7 @@ static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, float *v,
             const size_t rows = kg - i < mr ? kg - i : mr;
             for (size_t s = 0, width; s < ncols; s += width) {
                 width = sliver_width(g, s, nt);
-                if (nt - s <= WINO_FEW_COLUMNS) /* the block's last few tiles, packed above */
+                if (nt - s <= WINO_FEW_COLUMNS) /* the block's last few tiles, few wide (input_channel) */
                     g->kern->gemm_ukernel_cols(cg, ux + i * cg, vx + s * cg, nt - s, mx + i * tb + s, tb, rows,
                                                nt - s, width);
                 else if (width == nr)

@@ -231,17 +231,15 @@ static void check_ukernel_half_rows(const struct fconv_kernels *kern) {
     static const size_t ks[] = {0, 1, 2, 37};
     const size_t MR = kern->gemm_mr, width = kern->gemm_nr / 2, ldc = width + 3, pmax = 7, kmax = 37;
     float *abuf = malloc(sizeof(float) * MR * kmax * pmax), *b = fconv_alloc_aligned(sizeof(float) * width * kmax);
-    float *c0 = malloc(sizeof(float) * (pmax * MR + 1) * ldc), *c = malloc(sizeof(float) * (pmax * MR + 1) * ldc);
-    float *want = malloc(sizeof(float) * (pmax * MR + 1) * ldc);
+    float *c = malloc(sizeof(float) * (pmax * MR + 1) * ldc), *want = malloc(sizeof(float) * (pmax * MR + 1) * ldc);
     for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
         for (size_t panels = 1; panels <= pmax; panels++) {
             const size_t k = ks[ki], rows = panels * MR;
             const float *a = abuf + MR * kmax * pmax - panels * MR * k;
             test_fill_random(abuf, MR * kmax * pmax);
             test_fill_random(b, width * kmax);
-            test_fill_random(c0, (pmax * MR + 1) * ldc);
-            memcpy(c, c0, sizeof(float) * (pmax * MR + 1) * ldc);
-            memcpy(want, c0, sizeof(float) * (pmax * MR + 1) * ldc);
+            test_fill_random(c, (pmax * MR + 1) * ldc);
+            memcpy(want, c, sizeof(float) * (pmax * MR + 1) * ldc);
             for (size_t s = 0; s < panels; s++)
                 kern->gemm_ukernel_half(k, a + s * MR * k, b, width, want + s * MR * ldc, ldc, FCONV_GEMM_STORE, MR,
                                         width, NULL, 0);
@@ -254,7 +252,6 @@ static void check_ukernel_half_rows(const struct fconv_kernels *kern) {
         }
     free(abuf);
     fconv_free_aligned(b);
-    free(c0);
     free(c);
     free(want);
 }
