@@ -92,6 +92,16 @@ int cli_parse_mode(const char *s, fconv_mode *mode) {
     return 0;
 }
 
+int cli_parse_layout(const char *s, fconv_layout *layout) {
+    if (strcmp(s, "nchw") == 0) *layout = FCONV_LAYOUT_NCHW;
+    else if (strcmp(s, "nhwc") == 0) *layout = FCONV_LAYOUT_NHWC;
+    else {
+        cli_usage_error("--layout: unknown layout '%s' (use nchw or nhwc)", s);
+        return -1;
+    }
+    return 0;
+}
+
 int cli_parse_border(const char *s, fconv_border *border, float *value) {
     *value = 0.0f;
     if (strcmp(s, "zero") == 0) *border = FCONV_BORDER_ZERO;

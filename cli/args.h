@@ -37,6 +37,8 @@ int cli_parse_mode(const char *s, fconv_mode *mode);
 int cli_parse_border(const char *s, fconv_border *border, float *value);
 int cli_parse_algo(const char *s, fconv_algo *algo);
 int cli_parse_threads(const char *s, int *threads);
+/* --layout nchw|nhwc (conv2d's x and y). */
+int cli_parse_layout(const char *s, fconv_layout *layout);
 /* --device cpu|opencl|cuda. */
 int cli_parse_device(const char *s, fconv_device *device);
 

@@ -30,6 +30,7 @@ static const char bench_help[] =
     "usage: fastconv bench filter --size HxW[xC] --kernel RxS [--mode M] [--border B] [--correlate]\n"
     "       fastconv bench conv2d --input NxCxHxW --filters KxRxS [--stride S|SH,SW]\n"
     "                             [--pad P|PH,PW|T,L,B,R] [--dilation D|DH,DW] [--groups G] [--relu]\n"
+    "                             [--layout nchw|nhwc]   (--input gives the sizes in either layout)\n"
     "       fastconv bench conv1d --size N --kernel M [--mode M] [--correlate]\n"
     "       fastconv bench suite [--quick] ...   the whole suite (see fastconv bench suite --help)\n"
     "common options:\n"
@@ -77,7 +78,7 @@ static int parse_pair(const char *option, const char *s, int64_t min, int64_t *a
 int bench_parse_args(int argc, char **argv, struct bench_args *a) {
     enum { OPT_SIZE = 256, OPT_KERNEL, OPT_INPUT, OPT_FILTERS, OPT_MODE, OPT_BORDER, OPT_CORRELATE,
            OPT_STRIDE, OPT_PAD, OPT_DILATION, OPT_GROUPS, OPT_RELU, OPT_ALGO, OPT_THREADS, OPT_REPS,
-           OPT_JSON, OPT_KERNEL_VALUES, OPT_MAX_WORKSPACE, OPT_DEVICE };
+           OPT_JSON, OPT_KERNEL_VALUES, OPT_MAX_WORKSPACE, OPT_DEVICE, OPT_LAYOUT };
     static const struct option longopts[] = {
         {"size", required_argument, NULL, OPT_SIZE},       {"kernel", required_argument, NULL, OPT_KERNEL},
         {"input", required_argument, NULL, OPT_INPUT},     {"filters", required_argument, NULL, OPT_FILTERS},
@@ -85,6 +86,7 @@ int bench_parse_args(int argc, char **argv, struct bench_args *a) {
         {"correlate", no_argument, NULL, OPT_CORRELATE},   {"stride", required_argument, NULL, OPT_STRIDE},
         {"pad", required_argument, NULL, OPT_PAD},         {"dilation", required_argument, NULL, OPT_DILATION},
         {"groups", required_argument, NULL, OPT_GROUPS},   {"relu", no_argument, NULL, OPT_RELU},
+        {"layout", required_argument, NULL, OPT_LAYOUT},
         {"algo", required_argument, NULL, OPT_ALGO},       {"threads", required_argument, NULL, OPT_THREADS}, {"device", required_argument, NULL, OPT_DEVICE},
         {"reps", required_argument, NULL, OPT_REPS},       {"json", no_argument, NULL, OPT_JSON},
         {"kernel-values", required_argument, NULL, OPT_KERNEL_VALUES},
@@ -163,6 +165,7 @@ int bench_parse_args(int argc, char **argv, struct bench_args *a) {
         case OPT_PAD:
         case OPT_GROUPS:
         case OPT_RELU:
+        case OPT_LAYOUT:
             if (k != FCONV_KIND_CONV2D) return cli_usage_error("bench %s: '%s' applies to conv2d only", what, argv[optind - 1]);
             if (c == OPT_STRIDE && parse_pair("--stride", optarg, 1, &a->conv2d.stride_h, &a->conv2d.stride_w))
                 return CLI_EXIT_USAGE;
@@ -180,6 +183,7 @@ int bench_parse_args(int argc, char **argv, struct bench_args *a) {
             if (c == OPT_GROUPS && cli_parse_int("--groups", optarg, 1, FCONV_MAX_DIM, &a->conv2d.groups))
                 return CLI_EXIT_USAGE;
             if (c == OPT_RELU) a->conv2d.activation = FCONV_ACTIVATION_RELU;
+            if (c == OPT_LAYOUT && cli_parse_layout(optarg, &a->conv2d.layout)) return CLI_EXIT_USAGE;
             break;
         case OPT_ALGO:
             if (strcmp(optarg, "all") == 0) a->all = 1;
@@ -377,14 +381,14 @@ void bench_describe_problem(const struct bench_args *a, char *buf, size_t n) {
         const fconv_conv2d_desc *d = &a->conv2d;
         snprintf(buf, n,
                  "conv2d input %lldx%lldx%lldx%lld, filters %lldx%lldx%lld, stride %lld,%lld, pad "
-                 "%lld,%lld,%lld,%lld, dilation %lld,%lld, groups %lld%s",
+                 "%lld,%lld,%lld,%lld, dilation %lld,%lld, groups %lld%s%s",
                  (long long)d->n, (long long)d->c, (long long)d->h, (long long)d->w, (long long)d->k,
                  (long long)d->r, (long long)d->s, (long long)(d->stride_h ? d->stride_h : 1),
                  (long long)(d->stride_w ? d->stride_w : 1), (long long)d->pad_top,
                  (long long)d->pad_left, (long long)d->pad_bottom, (long long)d->pad_right,
                  (long long)(d->dilation_h ? d->dilation_h : 1),
                  (long long)(d->dilation_w ? d->dilation_w : 1), (long long)(d->groups ? d->groups : 1),
-                 d->activation ? ", relu" : "");
+                 d->activation ? ", relu" : "", d->layout == FCONV_LAYOUT_NHWC ? ", nhwc" : "");
     } else if (a->kind == FCONV_KIND_FILTER2D) {
         const fconv_filter2d_desc *d = &a->filter;
         snprintf(buf, n, "filter %lldx%lldx%lld, kernel %lldx%lld, mode %s, border %s, %s", (long long)d->h,

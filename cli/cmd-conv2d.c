@@ -1,6 +1,7 @@
 /*
  * cmd-conv2d.c — `fastconv conv2d`: one CNN convolution layer on .npy files, exactly
- * torch.nn.functional.conv2d. A 3D C x H x W input means N = 1 and gives a 3D output.
+ * torch.nn.functional.conv2d. A 3D C x H x W input means N = 1 and gives a 3D output;
+ * with --layout nhwc the arrays are N x H x W x C and N x P x Q x K (channels last).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@ static const char conv2d_help[] =
     "\n"
     "One convolution layer, exactly torch.nn.functional.conv2d (cross-correlation).\n"
     "INPUT    N x C x H x W (or C x H x W: N = 1, output 3D)\n"
+    "         N x H x W x C (or H x W x C) with --layout nhwc, the output N x P x Q x K\n"
     "WEIGHTS  K x C/groups x R x S\n"
     "--bias B.npy            K values added to each output channel\n"
     "--stride S|SH,SW        default 1\n"
@@ -22,6 +24,7 @@ static const char conv2d_help[] =
     "--dilation D|DH,DW      default 1\n"
     "--groups G              default 1 (G = C: depthwise)\n"
     "--relu                  fused ReLU after the bias\n"
+    "--layout nchw|nhwc      of INPUT and OUTPUT (default nchw; nhwc: channels last)\n"
     "--algo NAME             algorithm (default auto; see `fastconv info`)\n"
     "--threads N             threads (default 0 = all cores)\n"
     "--device D              cpu (default), opencl or cuda (see `fastconv info`)\n"
@@ -61,12 +64,13 @@ static int parse_pad(const char *s, fconv_conv2d_desc *d) {
 }
 
 static int parse_conv2d_args(int argc, char **argv, struct conv2d_args *a) {
-    enum { OPT_BIAS = 256, OPT_STRIDE, OPT_PAD, OPT_DILATION, OPT_GROUPS, OPT_RELU };
+    enum { OPT_BIAS = 256, OPT_STRIDE, OPT_PAD, OPT_DILATION, OPT_GROUPS, OPT_RELU, OPT_LAYOUT };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},      {"bias", required_argument, NULL, OPT_BIAS},
         {"stride", required_argument, NULL, OPT_STRIDE}, {"pad", required_argument, NULL, OPT_PAD},
         {"dilation", required_argument, NULL, OPT_DILATION},
         {"groups", required_argument, NULL, OPT_GROUPS}, {"relu", no_argument, NULL, OPT_RELU},
+        {"layout", required_argument, NULL, OPT_LAYOUT},
         {"help", no_argument, NULL, 'h'},              CLI_PLAN_LONGOPTS, {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
     int c;
@@ -88,6 +92,9 @@ static int parse_conv2d_args(int argc, char **argv, struct conv2d_args *a) {
             if (cli_parse_int("--groups", optarg, 1, FCONV_MAX_DIM, &a->desc.groups)) return CLI_EXIT_USAGE;
             break;
         case OPT_RELU: a->desc.activation = FCONV_ACTIVATION_RELU; break;
+        case OPT_LAYOUT:
+            if (cli_parse_layout(optarg, &a->desc.layout)) return CLI_EXIT_USAGE;
+            break;
         case 'h': fputs(conv2d_help, stdout); return -1;
         default: {
             int shared = cli_parse_plan_option(c, optarg, &a->options);
@@ -111,8 +118,10 @@ static int parse_conv2d_args(int argc, char **argv, struct conv2d_args *a) {
 static int check_shapes(const struct conv2d_args *a, const fconv_io_array *x, const fconv_io_array *w,
                         const fconv_io_array *b) {
     char s1[128], s2[128];
+    const int nhwc = a->desc.layout == FCONV_LAYOUT_NHWC;
     if (x->ndim != 3 && x->ndim != 4)
-        return cli_fail("%s: conv2d input must be N x C x H x W or C x H x W, got shape %s", a->input,
+        return cli_fail("%s: conv2d input must be %s, got shape %s", a->input,
+                        nhwc ? "N x H x W x C or H x W x C (--layout nhwc)" : "N x C x H x W or C x H x W",
                         cli_shape_string(x->shape, x->ndim, s1, sizeof s1));
     if (w->ndim != 4)
         return cli_fail("%s: weights must be K x C/groups x R x S, got shape %s", a->weights,
@@ -121,7 +130,7 @@ static int check_shapes(const struct conv2d_args *a, const fconv_io_array *x, co
         return cli_fail("%s: empty array (input %s, weights %s)", fconv_io_array_elements(x) == 0 ? a->input : a->weights,
                         cli_shape_string(x->shape, x->ndim, s1, sizeof s1),
                         cli_shape_string(w->shape, w->ndim, s2, sizeof s2));
-    int64_t c = x->shape[x->ndim - 3], groups = a->desc.groups ? a->desc.groups : 1;
+    int64_t c = x->shape[nhwc ? x->ndim - 1 : x->ndim - 3], groups = a->desc.groups ? a->desc.groups : 1;
     if (c % groups != 0)
         return cli_fail("conv2d: groups %lld does not divide the input's %lld channels", (long long)groups,
                         (long long)c);
@@ -154,9 +163,10 @@ int cmd_conv2d(int argc, char **argv) {
     fconv_conv2d_desc d = a.desc;
     int batched = x.ndim == 4;
     d.n = batched ? x.shape[0] : 1;
-    d.c = x.shape[x.ndim - 3];
-    d.h = x.shape[x.ndim - 2];
-    d.w = x.shape[x.ndim - 1];
+    const int nhwc = d.layout == FCONV_LAYOUT_NHWC; /* [N] H W C, else [N] C H W */
+    d.c = x.shape[nhwc ? x.ndim - 1 : x.ndim - 3];
+    d.h = x.shape[nhwc ? x.ndim - 3 : x.ndim - 2];
+    d.w = x.shape[nhwc ? x.ndim - 2 : x.ndim - 1];
     d.k = w.shape[0];
     d.r = w.shape[2];
     d.s = w.shape[3];

@@ -188,6 +188,17 @@ typedef enum fconv_isa {
     FCONV_ISA_AVX512 = 3    /**< AVX-512 F/BW/VL/DQ, 16 floats */
 } fconv_isa;
 
+/**
+ * How conv2d's input and output lie in memory. The weights are w[K][C/G][R][S] in both.
+ */
+typedef enum fconv_layout {
+    FCONV_LAYOUT_NCHW = 0, /**< x[N][C][H][W], y[N][K][P][Q] (PyTorch's default) */
+    FCONV_LAYOUT_NHWC = 1  /**< x[N][H][W][C], y[N][P][Q][K] (channels_last, TensorFlow,
+                                XNNPACK): implicit-gemm and the reference run it as it lies;
+                                every other algorithm through an NCHW copy of x and y in the
+                                workspace (fconv_plan_explain says so) */
+} fconv_layout;
+
 /* ---------------------------------------------------------------------------------------- */
 /* Problem descriptors. Zero-initialize, then set fields (C99 designated initializers).     */
 /* Fields documented "0 means 1" may be left at zero.                                      */
@@ -201,6 +212,7 @@ typedef enum fconv_isa {
  *   P = (H + pad_top + pad_bottom - dilation_h*(R-1) - 1) / stride_h + 1   (floor)
  *   Q = (W + pad_left + pad_right - dilation_w*(S-1) - 1) / stride_w + 1
  * Requirements: P, Q >= 1; groups divides C and K; padding >= 0 (any size).
+ * The same sums with layout FCONV_LAYOUT_NHWC, x and y indexed [n][h][w][c] and [n][p][q][k].
  */
 typedef struct fconv_conv2d_desc {
     int64_t n, c, h, w;          /**< input x[N][C][H][W]; n == 0 means 1 */
@@ -211,6 +223,7 @@ typedef struct fconv_conv2d_desc {
     int64_t groups;              /**< 0 means 1; groups == C (and K multiple of C) is depthwise */
     int has_bias;                /**< nonzero: bias[K] is added */
     fconv_activation activation; /**< fused after the bias */
+    fconv_layout layout;         /**< of x and y; 0 (zero-initialized) is NCHW */
 } fconv_conv2d_desc;
 
 /**
@@ -308,7 +321,8 @@ FCONV_API fconv_status fconv_plan_conv1d(const fconv_conv1d_desc *desc, const fc
 FCONV_API void fconv_plan_destroy(fconv_plan *plan);
 
 /**
- * The output's shape: conv2d [N, K, P, Q] (ndim 4), filter2d [OH, OW, CH] (ndim 3),
+ * The output's shape: conv2d [N, K, P, Q] (ndim 4; [N, P, Q, K] with FCONV_LAYOUT_NHWC),
+ * filter2d [OH, OW, CH] (ndim 3),
  * conv1d [out_n] (ndim 1). shape must hold 4 values. Returns the number of dimensions,
  * or 0 if plan or shape is NULL.
  */

@@ -8,8 +8,11 @@
  * image otherwise. Weights are packed to [group][channel block][tap][block width] (zero
  * past K/G), so a tap's channel vectors are consecutive. Strides and dilations
  * only change the two plan-time tables (pixel bases, tap offsets), not the work per output.
- * Taps go kernel row by kernel row (r, then input channel, then kernel column), so that
- * a tile whose output rows all see kernel row r in the padding skips r's taps as one range.
+ * Taps go kernel row by kernel row (r, then input channel, then kernel column; NHWC: r, then
+ * kernel column, then input channel, so that consecutive taps read consecutive floats), so
+ * that a tile whose output rows all see kernel row r in the padding skips r's taps as one
+ * range. NHWC (channels last) runs as it lies: the tables' offsets count pixels C floats
+ * apart, the copy pads whole pixels, and the tile stores each pixel's channels side by side.
  * Every output is one register's sum over its tile's taps in that order, then bias and
  * ReLU: the same bits whatever thread computes it.
  */
@@ -25,6 +28,7 @@
 /* The problem as the tile sees it. */
 struct ig_geometry {
     int64_t n, c, k, groups, cg, kg, p, q;
+    int nhwc;               /* x and y channels last: x[n][h][w][c], y[n][p][q][k] */
     int64_t h, w;           /* the input plane */
     int64_t hp, wp;         /* the plane the taps read: x's own, or the zero-padded copy's */
     int copy;               /* the windows reach into the padding and read a zero-padded copy */
@@ -32,7 +36,8 @@ struct ig_geometry {
                                are left out per tile, the columns per pixel (edge_first/last) */
     int64_t edge_first;     /* edged: kernel columns a row's first window has left of x */
     int64_t edge_last;      /* edged: and its last window right of x */
-    int64_t taps;           /* C/G·R·S, kernel row major: tap (r, c, s) is (r·C/G + c)·S + s */
+    int64_t taps;           /* C/G·R·S, kernel row major: tap (r, c, s) is (r·C/G + c)·S + s,
+                               NHWC (r·S + s)·C/G + c */
     int64_t row_taps;       /* taps per kernel row, C/G·S */
     int64_t px, nv, lanes;  /* the tile: px pixels x nv vectors of `lanes` channels */
     int64_t block;          /* channels per block, nv·lanes */
@@ -74,6 +79,7 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     g->kg = d->k / d->groups;
     g->p = plan->out_h;
     g->q = plan->out_w;
+    g->nhwc = d->layout == FCONV_LAYOUT_NHWC;
     g->h = d->h;
     g->w = d->w;
     /* The rows and columns of the padded image any window touches. */
@@ -178,11 +184,14 @@ static fconv_status ig_supports(const fconv_plan *plan, char *why, size_t why_le
     ig_geometry(plan, &g);
     /* Offsets are 32-bit and relative to a group's first channel; the copy must be
      * addressable. */
-    int64_t plane, group_floats, image_floats, above;
+    int64_t plane, group_floats, image_floats, above, before;
     const fconv_conv2d_desc *d = &plan->conv2d;
-    if (fconv_mul_i64(g.hp, g.wp, &plane) || fconv_mul_i64(plane, g.cg, &group_floats) ||
+    /* NHWC: a group's taps and pixels span the whole image, its channels interleaved */
+    const int64_t spanned = g.nhwc ? g.c : g.cg, px_step = g.nhwc ? g.c : 1;
+    if (fconv_mul_i64(g.hp, g.wp, &plane) || fconv_mul_i64(plane, spanned, &group_floats) ||
         group_floats > INT32_MAX || fconv_mul_i64(plane, g.c, &image_floats) ||
-        (g.edged && (fconv_mul_i64(d->pad_top, g.w, &above) || above + d->pad_left > INT32_MAX)) ||
+        (g.edged && (fconv_mul_i64(d->pad_top, g.w, &above) || fconv_mul_i64(above + d->pad_left, px_step, &before) ||
+                     before > INT32_MAX)) ||
         (uint64_t)image_floats > SIZE_MAX / 8 || (uint64_t)g.p * (uint64_t)g.q > INT32_MAX) {
         snprintf(why, why_len,
                  "implicit-gemm: a group of %lld channels of %lldx%lld does not fit 32-bit offsets",
@@ -198,6 +207,7 @@ static fconv_status ig_supports(const fconv_plan *plan, char *why, size_t why_le
  * tiles that fill a line: 1 thread, 3 -> 64 3x3 on 224^2 spent ~880 cycles per tile beyond
  * its 756 multiply-adds, the stem on 112^2 ~420. Seconds per output, 0.2 ns, 0.55 there. */
 static double store_seconds_per_output(const struct ig_geometry *g) {
+    if (g->nhwc) return 0.2e-9; /* whole vectors, a pixel's channels side by side */
     const int64_t plane_bytes = g->p * g->q * (int64_t)sizeof(float), rows = g->block < g->kg ? g->block : g->kg;
     char hit[64] = {0};
     int64_t sets = 0;
@@ -239,7 +249,7 @@ struct ig_state {
     float *packed;         /* plan-time weights packed, or NULL */
 };
 
-/* Pack w (K x C/G x R x S) into [group][block][tap][block width], taps kernel row major,
+/* Pack w (K x C/G x R x S) into [group][block][tap][block width], taps in the tables' order,
  * zero past K/G. */
 static void pack_weights(const struct ig_geometry *g, const float *w, float *packed) {
     const int64_t kr = g->taps / g->row_taps, ks = g->row_taps / g->cg; /* kernel rows, columns */
@@ -247,13 +257,15 @@ static void pack_weights(const struct ig_geometry *g, const float *w, float *pac
         for (int64_t b = 0; b < g->blocks; b++) {
             int64_t width = block_vectors(g, b) * g->lanes;
             float *dst = packed + (grp * g->blocks + b) * g->taps * g->block;
-            for (int64_t r = 0, t = 0; r < kr; r++)
+            for (int64_t r = 0; r < kr; r++)
                 for (int64_t c = 0; c < g->cg; c++)
-                    for (int64_t sc = 0; sc < ks; sc++, t++)
+                    for (int64_t sc = 0; sc < ks; sc++) {
+                        const int64_t t = r * g->row_taps + (g->nhwc ? sc * g->cg + c : c * ks + sc);
                         for (int64_t j = 0; j < width; j++) {
                             int64_t kk = b * g->block + j;
                             dst[t * width + j] = kk < g->kg ? w[(grp * g->kg + kk) * g->taps + (c * kr + r) * ks + sc] : 0.0f;
                         }
+                    }
         }
 }
 
@@ -281,14 +293,18 @@ static fconv_status ig_prepare(fconv_plan *plan) {
         ig_release(plan);
         return fconv_fail(FCONV_ENOMEM, "implicit-gemm: out of memory for the offset tables and weights");
     }
-    for (int64_t r = 0, t = 0; r < d->r; r++)
+    /* Where channel c's pixel (i, j) of the plane the taps read lies, from channel 0's (0, 0). */
+    const int64_t ch_step = g.nhwc ? 1 : g.hp * g.wp, px_step = g.nhwc ? g.c : 1;
+    for (int64_t r = 0; r < d->r; r++)
         for (int64_t c = 0; c < g.cg; c++)
-            for (int64_t sc = 0; sc < d->s; sc++, t++)
-                s->tap_offsets[t] = (int32_t)((c * g.hp + r * d->dilation_h) * g.wp + sc * d->dilation_w);
+            for (int64_t sc = 0; sc < d->s; sc++) {
+                const int64_t t = r * g.row_taps + (g.nhwc ? sc * g.cg + c : c * d->s + sc);
+                s->tap_offsets[t] = (int32_t)(c * ch_step + (r * d->dilation_h * g.wp + sc * d->dilation_w) * px_step);
+            }
     const int64_t pt = g.edged ? d->pad_top : 0, pl = g.edged ? d->pad_left : 0;
     for (int64_t p = 0; p < g.p; p++)
         for (int64_t q = 0; q < g.q; q++)
-            s->pixel_bases[p * g.q + q] = (int32_t)((p * d->stride_h - pt) * g.wp + q * d->stride_w - pl);
+            s->pixel_bases[p * g.q + q] = (int32_t)(((p * d->stride_h - pt) * g.wp + q * d->stride_w - pl) * px_step);
     if (plan->weights) pack_weights(&g, plan->weights, s->packed);
     return FCONV_OK;
 }
@@ -309,6 +325,17 @@ static void pad_row(const struct pad_ctx *pc, int64_t plane, int64_t i) {
     const int64_t ih = i - pc->pt;
     if (ih < 0 || ih >= g->h) fconv_zero_floats(dst, g->wp);
     else fconv_copy_padded_row(dst, g->wp, pc->x + (plane * g->h + ih) * g->w, g->w, -pc->pl);
+}
+
+/* NHWC: padded row i of image n, all its pixels' channels, one run of floats (task n·hp + i;
+ * the split by rows gives a thread whole images where a pass has an image per thread). */
+static void pad_pixel_row_task(const void *vctx, size_t task) {
+    const struct pad_ctx *pc = vctx;
+    const struct ig_geometry *g = pc->g;
+    const int64_t n = (int64_t)task / g->hp, i = (int64_t)task % g->hp, ih = i - pc->pt;
+    float *dst = pc->padded + (n * g->hp + i) * g->wp * g->c;
+    if (ih < 0 || ih >= g->h) fconv_zero_floats(dst, g->wp * g->c);
+    else fconv_copy_padded_row(dst, g->wp * g->c, pc->x + (n * g->h + ih) * g->w * g->c, g->w * g->c, -pc->pl * g->c);
 }
 
 /* Padded row i of every channel of image n (task n·hp + i), where a pass has fewer images
@@ -353,7 +380,7 @@ static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i, int64_t c
     int64_t grp = i / g->blocks, b = i % g->blocks;
     int64_t image = j / g->tiles, pixels = g->p * g->q, pix0 = j % g->tiles * g->px;
     int64_t npix = pixels - pix0 < g->px ? pixels - pix0 : g->px;
-    const float *xg = tc->x + (image * g->c + grp * g->cg) * g->hp * g->wp;
+    const float *xg = tc->x + image * g->c * g->hp * g->wp + grp * g->cg * (g->nhwc ? 1 : g->hp * g->wp);
     float *y = tc->y + image * g->k * pixels;
     const float *bases[FCONV_IMPLICIT_GEMM_PX_MAX];
     for (int64_t e = 0; e < g->px; e++) /* past the last pixel: repeat it, its sums are not stored */
@@ -379,14 +406,17 @@ static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i, int64_t c
     const int64_t t0 = chunk > first ? chunk * g->chunk : ta;
     const int64_t t1 = chunk < last ? (chunk + 1) * g->chunk : tb;
     /* Edged: a row's first and last tile leave out the columns their end pixels' windows
-     * have in the padding (a tile lies within one output row). */
-    const struct fconv_implicit_gemm_edges edges = {(size_t)d->s, pix0 % g->q == 0 ? (size_t)g->edge_first : 0,
-                                                    (pix0 + g->px) % g->q == 0 ? (size_t)g->edge_last : 0};
+     * have in the padding (a tile lies within one output row). A kernel column's taps are
+     * one tap per row of channels (NCHW), or the row's C/G consecutive taps (NHWC). */
+    const size_t column_taps = g->nhwc ? (size_t)g->cg : 1, group = g->nhwc ? (size_t)g->row_taps : (size_t)d->s;
+    const struct fconv_implicit_gemm_edges edges = {
+        group, pix0 % g->q == 0 ? (size_t)g->edge_first * column_taps : 0,
+        (pix0 + g->px) % g->q == 0 ? (size_t)g->edge_last * column_taps : 0, (size_t)t0 % group};
     int64_t k0 = grp * g->kg + b * g->block, nv = block_vectors(g, b);
     tc->kern->implicit_gemm_tile((size_t)(t1 - t0), bases, tc->s->tap_offsets + t0,
                                  tc->packed + (grp * g->blocks + b) * g->taps * g->block + t0 * nv * g->lanes,
-                                 (size_t)nv, y + k0 * pixels + pix0, (size_t)pixels,
-                                 (size_t)npix, (size_t)block_channels(g, b), tc->bias ? tc->bias + k0 : NULL, tc->relu,
+                                 (size_t)nv, g->nhwc ? y + pix0 * g->k + k0 : y + k0 * pixels + pix0,
+                                 g->nhwc ? (size_t)g->k : (size_t)pixels, g->nhwc, (size_t)npix, (size_t)block_channels(g, b), tc->bias ? tc->bias + k0 : NULL, tc->relu,
                                  tc->input_streams, edges.first || edges.last ? &edges : NULL,
                                  chunk > first ? sums : NULL, chunk < last ? sums : NULL);
 }
@@ -441,14 +471,17 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
         packed = scratch;
     }
     const double io_bytes = 4.0 * (double)g.n * (double)(g.c * g.h * g.w + g.k * g.p * g.q);
+    /* NHWC: a tap's next channels are the next floats, which the hardware prefetchers follow */
     struct tile_ctx tc = {&g, d, plan->kernels, s, x, packed, d->has_bias ? bias : NULL, y,
-                          d->activation == FCONV_ACTIVATION_RELU, !g.copy && io_bytes > FCONV_CACHED_BYTES};
+                          d->activation == FCONV_ACTIVATION_RELU, !g.copy && !g.nhwc && io_bytes > FCONV_CACHED_BYTES};
     for (int64_t n0 = 0; n0 < g.n; n0 += g.pass) {
         int64_t images = g.n - n0 < g.pass ? g.n - n0 : g.pass;
         const float *xn = x + n0 * g.c * g.h * g.w;
         if (g.copy) { /* the pass's images are consecutive planes in x and in the copy alike */
             struct pad_ctx pc = {&g, d->pad_top, d->pad_left, xn, (float *)ws};
-            if (images >= (plan->threads > 1 ? plan->threads : 1))
+            if (g.nhwc)
+                fconv_parallel_1d(plan->threads, (size_t)(images * g.hp), pad_pixel_row_task, &pc);
+            else if (images >= (plan->threads > 1 ? plan->threads : 1))
                 fconv_parallel_1d(plan->threads, (size_t)(images * g.c), pad_plane_task, &pc);
             else
                 fconv_parallel_1d(plan->threads, (size_t)(images * g.hp), pad_row_task, &pc);
@@ -477,4 +510,5 @@ const struct fconv_algorithm fconv_algorithm_implicit_gemm = {
     .prepare = ig_prepare,
     .release = ig_release,
     .execute = ig_execute,
+    .nhwc = 1,
 };

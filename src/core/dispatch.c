@@ -35,6 +35,7 @@ static const struct fconv_kernels kernels_scalar = {
     .fft_cols_forward = fconv_fft_cols_forward_kernel__scalar,
     .fft_cols_inverse = fconv_fft_cols_inverse_kernel__scalar,
     .implicit_gemm_tile = fconv_implicit_gemm_tile__scalar, .implicit_gemm_px = 4, .implicit_gemm_nv = 4, .lanes = 1,
+    .transpose = fconv_transpose__scalar,
 };
 #ifdef FCONV_HAVE_AVX2_KERNELS
 static const struct fconv_kernels kernels_avx2 = {
@@ -59,6 +60,7 @@ static const struct fconv_kernels kernels_avx2 = {
     .fft_cols_forward = fconv_fft_cols_forward_kernel__avx2,
     .fft_cols_inverse = fconv_fft_cols_inverse_kernel__avx2,
     .implicit_gemm_tile = fconv_implicit_gemm_tile__avx2, .implicit_gemm_px = 6, .implicit_gemm_nv = 2, .lanes = 8,
+    .transpose = fconv_transpose__avx2,
 };
 #endif
 #ifdef FCONV_HAVE_AVX512_KERNELS
@@ -84,6 +86,7 @@ static const struct fconv_kernels kernels_avx512 = {
     .fft_cols_forward = fconv_fft_cols_forward_kernel__avx512,
     .fft_cols_inverse = fconv_fft_cols_inverse_kernel__avx512,
     .implicit_gemm_tile = fconv_implicit_gemm_tile__avx512, .implicit_gemm_px = 7, .implicit_gemm_nv = 4, .lanes = 16,
+    .transpose = fconv_transpose__avx512,
 };
 #endif
 

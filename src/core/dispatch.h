@@ -211,20 +211,29 @@ typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps
  * the sums are those of one call over all the taps, bit for bit. Both hold px*nv_max*lanes
  * floats (pixel i's vector v at (i*nv_max + v)*lanes, nv_max = implicit_gemm_nv), 64-byte
  * aligned.
- * edges (NULL: every pixel sums every tap): the taps come in groups of edges->group (taps a
- * multiple of it), and the sum of pixel 0 leaves out the first edges->first taps of each
- * group, that of pixel px-1 the last edges->last: the kernel columns a row's first and last
+ * channels_last: y[i*y_stride + j] instead (an NHWC output: a pixel's channels side by side).
+ * edges (NULL: every pixel sums every tap): the taps come in groups of edges->group (the
+ * first one entered at edges->phase), and the sum of pixel 0 leaves out the first
+ * edges->first taps of each group, that of pixel px-1 the last edges->last: the kernel
+ * columns a row's first and last
  * windows have in the padding, so that the image is read in place with no zero-padded copy.
  */
 #define FCONV_IMPLICIT_GEMM_PX_MAX 8 /* the largest implicit_gemm_px of any table */
 struct fconv_implicit_gemm_edges {
     size_t group, first, last;
+    size_t phase; /* the call's first tap is tap `phase` of its group (a chunk may start inside one) */
 };
 typedef void (*fconv_implicit_gemm_tile_fn)(size_t taps, const float *const *x, const int32_t *off,
-                                            const float *w, size_t nv, float *y, size_t y_stride, size_t npix,
-                                            size_t nch, const float *bias, int relu, int input_streams,
+                                            const float *w, size_t nv, float *y, size_t y_stride, int channels_last,
+                                            size_t npix, size_t nch, const float *bias, int relu, int input_streams,
                                             const struct fconv_implicit_gemm_edges *edges, const float *acc_in,
                                             float *acc_out);
+
+/* Transpose (kernels/layout/transpose.c): dst[j*ld_dst + i] = src[i*ld_src + j] for i < rows,
+ * j < cols (conv2d's NHWC tensors to NCHW and back: a pixel's channels, a row of src, become
+ * a column of dst). No alignment needed; src and dst must not overlap. */
+typedef void (*fconv_transpose_fn)(const float *src, size_t ld_src, size_t rows, size_t cols, float *dst,
+                                   size_t ld_dst);
 
 /* One ISA's kernels. */
 struct fconv_kernels {
@@ -252,6 +261,7 @@ struct fconv_kernels {
     fconv_fft_cols_inverse_fn fft_cols_inverse;
     fconv_implicit_gemm_tile_fn implicit_gemm_tile;
     size_t implicit_gemm_px, implicit_gemm_nv; /* its register tile */
+    fconv_transpose_fn transpose;
     size_t lanes;                     /* VF_LANES: segments per fft-rows call */
 };
 
@@ -322,7 +332,8 @@ FCONV_DECLARE_WINO_TILES_ALL(avx512)
 /* The per-ISA implicit-GEMM tiles (kernels/implicit-gemm/implicit-gemm-tile.c) and their shapes. */
 #define FCONV_DECLARE_IMPLICIT_GEMM(isa)                                                                      \
     void fconv_implicit_gemm_tile__##isa(size_t taps, const float *const *x, const int32_t *off, const float *w, \
-                                         size_t nv, float *y, size_t y_stride, size_t npix, size_t nch,      \
+                                         size_t nv, float *y, size_t y_stride, int channels_last, size_t npix, \
+                                         size_t nch,                                                          \
                                          const float *bias, int relu, int input_streams,                     \
                                          const struct fconv_implicit_gemm_edges *edges, const float *acc_in,   \
                                          float *acc_out);                                                     \
@@ -378,6 +389,11 @@ void fconv_im2col_copy_stride2__scalar(float *dst, const float *src, size_t n);
 void fconv_im2col_copy_stride2__avx2(float *dst, const float *src, size_t n);
 void fconv_im2col_copy_stride2__avx512(float *dst, const float *src, size_t n);
 
+
+/* The per-ISA transposes (kernels/layout/transpose.c). */
+void fconv_transpose__scalar(const float *src, size_t ld_src, size_t rows, size_t cols, float *dst, size_t ld_dst);
+void fconv_transpose__avx2(const float *src, size_t ld_src, size_t rows, size_t cols, float *dst, size_t ld_dst);
+void fconv_transpose__avx512(const float *src, size_t ld_src, size_t rows, size_t cols, float *dst, size_t ld_dst);
 
 /* The per-ISA fft-rows transforms (kernels/fft/fft-rows.c). */
 #define FCONV_DECLARE_FFT_ROWS(isa)                                                                   \

@@ -110,6 +110,9 @@ struct fconv_algorithm {
     unsigned devices;
     fconv_status (*execute_device)(const fconv_plan *plan, const float *x, const float *w,
                                    const float *bias, float *y);
+    /* Nonzero: runs conv2d's FCONV_LAYOUT_NHWC as it lies (reads plan->conv2d.layout). The
+     * others never see the layout: they run on NCHW copies (layout.c). */
+    int nhwc;
 };
 
 /* Does algorithm a run on device d? (CPU algorithms leave devices at 0.) */
@@ -140,6 +143,22 @@ double fconv_plan_macs(const fconv_plan *plan);
 /* Choose (select.c): fill plan->algo, the workspace sizes and plan->explain, honouring
  * options.algo, the workspace budget and the tolerance. */
 fconv_status fconv_select_algorithm(fconv_plan *plan);
+
+/* ---- conv2d's NHWC through NCHW copies (layout.c) ----------------------------------------- */
+
+/* Does plan run algorithm a on NCHW copies of x and y (an NHWC conv2d, a not NHWC-native)? */
+int fconv_layout_copies(const fconv_plan *plan, const struct fconv_algorithm *a);
+/* The copies' bytes, at the end of such an algorithm's workspace (algo_workspace_bytes). */
+size_t fconv_layout_copy_bytes(const fconv_plan *plan);
+/* Their estimated time in seconds, in the cost models' units. */
+double fconv_layout_copy_seconds(const fconv_plan *plan);
+/* a->cost(plan), plus the copies' time where plan runs a on them: what AUTO compares. */
+double fconv_algorithm_cost(const fconv_plan *plan, const struct fconv_algorithm *a);
+/* Execute plan (whose algorithm runs on copies): x to NCHW, the algorithm, its output to y.
+ * workspace: the aligned workspace of algo_workspace_bytes. Fails only where a device
+ * execute fails, y then untouched. */
+fconv_status fconv_layout_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias,
+                                  float *y, void *workspace);
 
 /* ---- validation (validate.c) ------------------------------------------------------------- */
 

@@ -132,9 +132,15 @@ int fconv_plan_output_shape(const fconv_plan *plan, int64_t shape[4]) {
     switch (plan->kind) {
     case FCONV_KIND_CONV2D:
         shape[0] = plan->conv2d.n;
-        shape[1] = plan->conv2d.k;
-        shape[2] = plan->out_h;
-        shape[3] = plan->out_w;
+        if (plan->conv2d.layout == FCONV_LAYOUT_NHWC) {
+            shape[1] = plan->out_h;
+            shape[2] = plan->out_w;
+            shape[3] = plan->conv2d.k;
+        } else {
+            shape[1] = plan->conv2d.k;
+            shape[2] = plan->out_h;
+            shape[3] = plan->out_w;
+        }
         return 4;
     case FCONV_KIND_FILTER2D:
         shape[0] = plan->out_h;
@@ -215,7 +221,10 @@ fconv_status fconv_execute_with_workspace(const fconv_plan *plan, const float *x
     void *aligned = NULL;
     if (workspace && plan->algo_workspace_bytes > 0)
         aligned = (void *)(((uintptr_t)workspace + 63) & ~(uintptr_t)63);
-    if (plan->algo->execute_device) {
+    if (fconv_layout_copies(plan, plan->algo)) {
+        st = fconv_layout_execute(plan, x, w, bias, y, aligned);
+        if (st != FCONV_OK) return st;
+    } else if (plan->algo->execute_device) {
         st = plan->algo->execute_device(plan, x, w, bias, y); /* GPU: records its timing */
         if (st != FCONV_OK) return st;
     } else {

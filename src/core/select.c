@@ -33,6 +33,7 @@ static fconv_status check_candidate(const fconv_plan *plan, const struct fconv_a
     fconv_status supported = a->supports(plan, why, why_len);
     if (supported != FCONV_OK) return supported == FCONV_ENOMEM ? FCONV_ENOMEM : FCONV_EUNSUPPORTED;
     *workspace = a->workspace(plan);
+    if (fconv_layout_copies(plan, a)) *workspace = fconv_round_up_64(*workspace) + fconv_layout_copy_bytes(plan);
     size_t caller_bytes = fconv_caller_workspace_bytes(*workspace);
     const fconv_options *o = &plan->options;
     if ((o->flags & FCONV_PLAN_NO_WORKSPACE) && caller_bytes > 0) {
@@ -46,6 +47,14 @@ static fconv_status check_candidate(const fconv_plan *plan, const struct fconv_a
         return FCONV_EUNSUPPORTED;
     }
     return FCONV_OK;
+}
+
+/* An NHWC plan whose algorithm runs on NCHW copies says so. */
+static void explain_layout(fconv_plan *plan) {
+    if (!fconv_layout_copies(plan, plan->algo)) return;
+    size_t used = strlen(plan->explain);
+    snprintf(plan->explain + used, sizeof plan->explain - used,
+             "; NHWC through NCHW copies of x and y in the workspace");
 }
 
 fconv_status fconv_select_algorithm(fconv_plan *plan) {
@@ -68,6 +77,7 @@ fconv_status fconv_select_algorithm(fconv_plan *plan) {
         plan->algo_workspace_bytes = workspace;
         plan->workspace_bytes = fconv_caller_workspace_bytes(workspace);
         snprintf(plan->explain, sizeof plan->explain, "%s: requested by the caller", a->name);
+        explain_layout(plan);
         return FCONV_OK;
     }
 
@@ -93,7 +103,7 @@ fconv_status fconv_select_algorithm(fconv_plan *plan) {
                          a->name, a->error_bound, plan->options.tolerance);
             continue;
         }
-        double cost = a->cost(plan);
+        double cost = fconv_algorithm_cost(plan, a);
         if (candidates < 32) {
             eligible[candidates] = a;
             eligible_workspace[candidates] = workspace;
@@ -116,5 +126,6 @@ fconv_status fconv_select_algorithm(fconv_plan *plan) {
              best_cost * 1e3, candidates, candidates == 1 ? "" : "s",
              rejected[0] ? "; not eligible: " : "", rejected);
     fconv_select_tuned(plan, eligible, eligible_workspace, candidates);
+    explain_layout(plan);
     return FCONV_OK;
 }

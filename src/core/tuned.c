@@ -96,7 +96,7 @@ static void take(fconv_plan *plan, const struct fconv_algorithm *a, size_t works
 static void measure(fconv_plan *plan, const struct fconv_algorithm *const *eligible,
                     const size_t *workspace, int n) {
     const struct fconv_algorithm *model_pick = plan->algo;
-    double model_cost = model_pick->cost(plan);
+    double model_cost = fconv_algorithm_cost(plan, model_pick);
     float *x = generated(plan->x_elems, 1);
     float *y = malloc((size_t)plan->y_elems * sizeof *y);
     float *w = plan->weights ? NULL : generated(plan->w_elems, 2);
@@ -116,7 +116,7 @@ static void measure(fconv_plan *plan, const struct fconv_algorithm *const *eligi
     double cost[MAX_CANDIDATES];
     for (int i = 0; i < n; i++) {
         order[i] = i;
-        cost[i] = eligible[i]->cost(plan);
+        cost[i] = fconv_algorithm_cost(plan, eligible[i]);
     }
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && cost[order[j]] < cost[order[j - 1]]; j--) {

@@ -76,6 +76,8 @@ fconv_status fconv_validate_conv2d(const fconv_conv2d_desc *desc, fconv_plan *pl
                           (long long)d.groups, (long long)d.k);
     if (d.activation != FCONV_ACTIVATION_NONE && d.activation != FCONV_ACTIVATION_RELU)
         return fconv_fail(FCONV_EINVAL, "conv2d: unknown activation %d", (int)d.activation);
+    if (d.layout != FCONV_LAYOUT_NCHW && d.layout != FCONV_LAYOUT_NHWC)
+        return fconv_fail(FCONV_EINVAL, "conv2d: unknown layout %d (0 = NCHW, 1 = NHWC)", (int)d.layout);
 
     /* Every term is at most 2^31, so these sums and products fit in int64_t. */
     int64_t extent_h = d.dilation_h * (d.r - 1) + 1;

@@ -105,6 +105,12 @@ static void problem_string(const fconv_plan *plan, char *buf, size_t len) {
                  (long long)d->pad_bottom, (long long)d->pad_right, (long long)d->dilation_h,
                  (long long)d->dilation_w, (long long)d->groups, d->has_bias ? 1 : 0,
                  (int)d->activation);
+        /* Only NHWC says its layout: the keys of NCHW problems recorded before layouts
+         * existed stay valid. */
+        if (d->layout == FCONV_LAYOUT_NHWC) {
+            size_t used = strlen(buf);
+            snprintf(buf + used, len - used, " layout=nhwc");
+        }
     } else if (plan->kind == FCONV_KIND_FILTER2D) {
         const fconv_filter2d_desc *f = &plan->filter;
         snprintf(buf, len,

@@ -19,8 +19,11 @@ double fconv_ref_conv2d_at(const fconv_plan *plan, const float *x, const float *
         sum = bias[k];
         mag = fabs((double)bias[k]);
     }
+    /* x[n][ch][ih][iw] at x_image + ch*ch_step + (ih*W + iw)*px_step */
+    const int nhwc = d->layout == FCONV_LAYOUT_NHWC;
+    const int64_t ch_step = nhwc ? 1 : d->h * d->w, px_step = nhwc ? d->c : 1;
     for (int64_t c = 0; c < cg; c++) {
-        const float *xc = x + ((n * d->c + g * cg + c) * d->h) * d->w;
+        const float *xc = x + n * d->c * d->h * d->w + (g * cg + c) * ch_step;
         const float *wc = w + ((k * cg + c) * d->r) * d->s;
         for (int64_t r = 0; r < d->r; r++) {
             int64_t ih = p * d->stride_h - d->pad_top + r * d->dilation_h;
@@ -28,7 +31,7 @@ double fconv_ref_conv2d_at(const fconv_plan *plan, const float *x, const float *
             for (int64_t s = 0; s < d->s; s++) {
                 int64_t iw = q * d->stride_w - d->pad_left + s * d->dilation_w;
                 if (iw < 0 || iw >= d->w) continue;
-                double t = (double)xc[ih * d->w + iw] * (double)wc[r * d->s + s];
+                double t = (double)xc[(ih * d->w + iw) * px_step] * (double)wc[r * d->s + s];
                 sum += t;
                 mag += fabs(t);
             }
@@ -71,10 +74,21 @@ double fconv_ref_output_at(const fconv_plan *plan, const float *x, const float *
         return fconv_ref_filter_at(plan, x, w, pix / plan->out_w, pix % plan->out_w, ch,
                                    magnitude);
     }
-    int64_t q = e % plan->out_w, rest = e / plan->out_w;
-    int64_t p = rest % plan->out_h;
-    rest /= plan->out_h;
-    int64_t k = rest % plan->conv2d.k, n = rest / plan->conv2d.k;
+    int64_t n, k, p, q;
+    if (plan->conv2d.layout == FCONV_LAYOUT_NHWC) {
+        k = e % plan->conv2d.k;
+        int64_t pix = e / plan->conv2d.k, pixels = plan->out_h * plan->out_w;
+        n = pix / pixels;
+        p = pix % pixels / plan->out_w;
+        q = pix % plan->out_w;
+    } else {
+        q = e % plan->out_w;
+        int64_t rest = e / plan->out_w;
+        p = rest % plan->out_h;
+        rest /= plan->out_h;
+        k = rest % plan->conv2d.k;
+        n = rest / plan->conv2d.k;
+    }
     double v = fconv_ref_conv2d_at(plan, x, w, bias, n, k, p, q, magnitude);
     if (plan->conv2d.activation == FCONV_ACTIVATION_RELU && v < 0) v = 0; /* NaN stays */
     return v;
@@ -113,9 +127,11 @@ static void ref_row_task(const void *vctx, size_t row) {
 
 void fconv_ref_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias,
                        float *y) {
-    /* One task per output row (conv2d: per (n, k, p); filter: per output row). */
-    int64_t row_len = plan->kind == FCONV_KIND_CONV2D ? plan->out_w
-                                                      : plan->out_w * plan->filter.channels;
+    /* One task per output row (conv2d: per (n, k, p), NHWC per (n, p); filter: per output
+     * row). */
+    int64_t row_len = plan->kind != FCONV_KIND_CONV2D ? plan->out_w * plan->filter.channels
+                      : plan->conv2d.layout == FCONV_LAYOUT_NHWC ? plan->out_w * plan->conv2d.k
+                                                                 : plan->out_w;
     struct ref_ctx ctx = {plan, x, w, bias, y, row_len};
     fconv_parallel_1d(plan->threads, (size_t)(plan->y_elems / row_len), ref_row_task, &ctx);
 }

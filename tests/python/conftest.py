@@ -100,6 +100,7 @@ def suite_device():
 MODES = {"full": 0, "same": 1, "valid": 2}
 BORDERS = {"zero": 0, "constant": 1, "replicate": 2, "reflect": 3, "mirror": 4, "wrap": 5}
 ACTIVATION_NONE, ACTIVATION_RELU = 0, 1
+LAYOUTS = {"nchw": 0, "nhwc": 1}
 
 SERVES = {"conv2d": 0x1, "filter2d": 0x2, "conv1d": 0x4}
 
@@ -114,6 +115,7 @@ class Conv2dDesc(ctypes.Structure):
         ("groups", c_int64),
         ("has_bias", ctypes.c_int),
         ("activation", c_enum),
+        ("layout", c_enum),
     ]
 
 
@@ -334,13 +336,18 @@ class _Plan:
 
 
 def conv2d(x, w, bias=None, stride=(1, 1), pad=(0, 0, 0, 0), dilation=(1, 1), groups=1,
-           relu=False, algo="auto", threads=0):
+           relu=False, algo="auto", threads=0, layout="nchw"):
     """y = conv2d(x[N,C,H,W], w[K,C/g,R,S]) through the library (weights given at plan time).
-    pad is (top, left, bottom, right). Raises FastconvError on failure."""
+    pad is (top, left, bottom, right). layout "nhwc": x is [N,H,W,C] and y [N,P,Q,K].
+    Raises FastconvError on failure."""
     x, w = _f32(x), _f32(w)
     bias = None if bias is None else _f32(bias)
     d = Conv2dDesc()
-    d.n, d.c, d.h, d.w = x.shape
+    if layout == "nhwc":
+        d.n, d.h, d.w, d.c = x.shape
+    else:
+        d.n, d.c, d.h, d.w = x.shape
+    d.layout = LAYOUTS[layout]
     d.k, _, d.r, d.s = w.shape
     d.stride_h, d.stride_w = stride
     d.pad_top, d.pad_left, d.pad_bottom, d.pad_right = pad

@@ -293,6 +293,25 @@ def test_conv2d_vs_reference(name, algo):
 
 
 @pytest.mark.parametrize("algo", _algos("conv2d"))
+@pytest.mark.parametrize("name", list(CONV2D_CASES))
+def test_conv2d_nhwc_vs_reference(name, algo):
+    """The same layers channels last: x as N x H x W x C, y as N x P x Q x K (implicit-gemm
+    and the reference read it as it lies, the others through NCHW copies)."""
+    n, c, h, w, k, r, s, opts = CONV2D_CASES[name]
+    opts = dict(opts)
+    groups = opts.get("groups", 1)
+    rng = make_rng(sum(map(ord, name)) + 1)
+    x = _rand(rng, (n, c, h, w))
+    wt = _rand(rng, (k, c // groups, r, s))
+    bias = _rand(rng, k) if opts.pop("bias", False) else None
+    y = _call(algo, conv2d, np.ascontiguousarray(x.transpose(0, 2, 3, 1)), wt, bias, layout="nhwc", **opts)
+    ref = conv2d_reference(x, wt, bias, **opts).transpose(0, 2, 3, 1)
+    scale = _conv2d_scale(x, wt, bias, **opts).transpose(0, 2, 3, 1)
+    assert y.shape == ref.shape
+    assert_close(y, ref, scale, _bound(algo), name)
+
+
+@pytest.mark.parametrize("algo", _algos("conv2d"))
 def test_conv2d_sample_layer(algo):
     import os
     from conftest import source_dir

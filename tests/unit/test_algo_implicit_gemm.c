@@ -5,8 +5,8 @@
  * pixel counts that leave a partial last tile, a one-pixel output (the transposing store's
  * stride is 1), windows that stay inside the image (no padded copy), reach one side's
  * padding only or lie wholly in it (the kernel rows a tile skips), batches split into
- * passes of padded copies, taps in chunks, NaN through ReLU, and the workspace formula. Run once per ISA
- * (tests.cmake).
+ * passes of padded copies, taps in chunks, NaN through ReLU, and the workspace formula; the layers
+ * and the in-place windows in both layouts (NCHW and NHWC). Run once per ISA (tests.cmake).
  */
 #include <math.h>
 #include <stdint.h>
@@ -25,9 +25,10 @@ static float *random_array(int64_t n) {
 
 /* Weights at plan time on 1 thread against the reference, and execute-time weights on 2
  * threads: the same bits. */
-static void check_layer(fconv_conv2d_desc d) {
+static void check_layer_in(fconv_conv2d_desc d) {
     char what[200];
-    snprintf(what, sizeof what, "n%lld c%lld %lldx%lld k%lld %lldx%lld stride %lld,%lld pad %lld,%lld,%lld,%lld dil %lld,%lld g%lld",
+    snprintf(what, sizeof what, "%s n%lld c%lld %lldx%lld k%lld %lldx%lld stride %lld,%lld pad %lld,%lld,%lld,%lld dil %lld,%lld g%lld",
+             d.layout == FCONV_LAYOUT_NHWC ? "nhwc" : "nchw",
              (long long)d.n, (long long)d.c, (long long)d.h, (long long)d.w, (long long)d.k, (long long)d.r,
              (long long)d.s, (long long)d.stride_h, (long long)d.stride_w, (long long)d.pad_top,
              (long long)d.pad_left, (long long)d.pad_bottom, (long long)d.pad_right, (long long)d.dilation_h,
@@ -58,6 +59,15 @@ static void check_layer(fconv_conv2d_desc d) {
     free(x);
     free(w);
     free(bias);
+}
+
+/* Both layouts: NHWC runs the same tiles with its taps in (r, s, c) order and its pixels' channels
+ * side by side in x and y. */
+static void check_layer(fconv_conv2d_desc d) {
+    d.layout = FCONV_LAYOUT_NCHW;
+    check_layer_in(d);
+    d.layout = FCONV_LAYOUT_NHWC;
+    check_layer_in(d);
 }
 
 static void test_channel_blocks(void) {
@@ -116,7 +126,8 @@ static void test_pixels_and_windows(void) {
  * row's first and last window read the image in place (84 outputs a row: a whole number of
  * tiles on every ISA): no workspace, and the same bits as the same layer on the image padded
  * by hand (no padding, every tap read), on 1 and 2 threads. */
-static void check_edged_as_padded(fconv_conv2d_desc d, int threads) {
+static void check_edged_as_padded(fconv_conv2d_desc d, int threads, fconv_layout layout) {
+    d.layout = layout;
     fconv_conv2d_desc padded = d;
     padded.h = d.h + d.pad_top + d.pad_bottom;
     padded.w = d.w + d.pad_left + d.pad_right;
@@ -124,10 +135,15 @@ static void check_edged_as_padded(fconv_conv2d_desc d, int threads) {
     int64_t n = d.n ? d.n : 1, g = d.groups ? d.groups : 1;
     float *x = random_array(n * d.c * d.h * d.w), *w = random_array(d.k * d.c / g * d.r * d.s);
     float *xp = calloc((size_t)(n * d.c * padded.h * padded.w), sizeof *xp);
-    for (int64_t plane = 0; plane < n * d.c; plane++)
-        for (int64_t i = 0; i < d.h; i++)
-            memcpy(xp + (plane * padded.h + i + d.pad_top) * padded.w + d.pad_left, x + (plane * d.h + i) * d.w,
-                   (size_t)d.w * sizeof *x);
+    if (d.layout == FCONV_LAYOUT_NHWC) /* each row's pixels, all channels of each */
+        for (int64_t i = 0; i < n * d.h; i++)
+            memcpy(xp + ((i / d.h * padded.h + i % d.h + d.pad_top) * padded.w + d.pad_left) * d.c, x + i * d.w * d.c,
+                   (size_t)(d.w * d.c) * sizeof *x);
+    else
+        for (int64_t plane = 0; plane < n * d.c; plane++)
+            for (int64_t i = 0; i < d.h; i++)
+                memcpy(xp + (plane * padded.h + i + d.pad_top) * padded.w + d.pad_left, x + (plane * d.h + i) * d.w,
+                       (size_t)d.w * sizeof *x);
     fconv_plan *p1, *p2;
     const fconv_options o = {.algo = FCONV_ALGO_IMPLICIT_GEMM, .threads = threads};
     CHECK(fconv_plan_conv2d(&d, &o, w, NULL, &p1) == FCONV_OK);
@@ -139,8 +155,9 @@ static void check_edged_as_padded(fconv_conv2d_desc d, int threads) {
     CHECK(fconv_execute(p1, x, NULL, NULL, y1) == FCONV_OK);
     CHECK(fconv_execute(p2, xp, NULL, NULL, y2) == FCONV_OK);
     CHECKF(memcmp(y1, y2, (size_t)ny * sizeof *y1) == 0,
-           "%lldx%lld kernel %lldx%lld stride %lld: edged and padded differ", (long long)d.h, (long long)d.w,
-           (long long)d.r, (long long)d.s, (long long)d.stride_h);
+           "%s %lldx%lld kernel %lldx%lld stride %lld: edged and padded differ",
+           d.layout == FCONV_LAYOUT_NHWC ? "nhwc" : "nchw", (long long)d.h, (long long)d.w, (long long)d.r,
+           (long long)d.s, (long long)d.stride_h);
     fconv_plan_destroy(p1);
     fconv_plan_destroy(p2);
     free(x);
@@ -151,34 +168,36 @@ static void check_edged_as_padded(fconv_conv2d_desc d, int threads) {
 }
 
 static void test_edged_padding(void) {
-    for (int threads = 1; threads <= 2; threads++) {
+    for (int run = 0; run < 4; run++) {
+        const int threads = 1 + run % 2;
+        const fconv_layout layout = run < 2 ? FCONV_LAYOUT_NCHW : FCONV_LAYOUT_NHWC;
         /* 3x3/2 pad 1: the first window of a row one column left of x, the top row's a row above */
         check_edged_as_padded((fconv_conv2d_desc){.n = 2, .c = 40, .h = 10, .w = 168, .k = 70, .r = 3, .s = 3,
                                                   .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1,
                                                   .pad_bottom = 1, .pad_right = 1},
-                              threads);
+                              threads, layout);
         /* 3x3 pad 1, stride 1: both ends of every row, top and bottom rows */
         check_edged_as_padded((fconv_conv2d_desc){.n = 1, .c = 9, .h = 6, .w = 84, .k = 20, .r = 3, .s = 3,
                                                   .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
-                              threads);
+                              threads, layout);
         /* 5x5/2 pad 2: two columns at each end; dilation 2 pad 2: one */
         check_edged_as_padded((fconv_conv2d_desc){.n = 1, .c = 5, .h = 9, .w = 167, .k = 17, .r = 5, .s = 5,
                                                   .stride_h = 2, .stride_w = 2, .pad_top = 2, .pad_left = 2,
                                                   .pad_bottom = 2, .pad_right = 2},
-                              threads);
+                              threads, layout);
         check_edged_as_padded((fconv_conv2d_desc){.n = 1, .c = 6, .h = 11, .w = 167, .k = 8, .r = 3, .s = 3,
                                                   .stride_h = 2, .stride_w = 2, .dilation_h = 2, .dilation_w = 2,
                                                   .pad_top = 2, .pad_left = 2, .pad_bottom = 2, .pad_right = 2},
-                              threads);
+                              threads, layout);
         /* asymmetric: two rows above, one column left, none below or right */
         check_edged_as_padded((fconv_conv2d_desc){.n = 1, .c = 7, .h = 8, .w = 85, .k = 5, .r = 3, .s = 3,
                                                   .pad_top = 2, .pad_left = 1},
-                              threads);
+                              threads, layout);
         /* a one-column kernel, padded left and right: a row's first and last windows lie
          * wholly in the padding (their pixels sum no tap, the bias alone) */
         check_edged_as_padded((fconv_conv2d_desc){.n = 1, .c = 6, .h = 5, .w = 82, .k = 9, .r = 3, .s = 1,
                                                   .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
-                              threads);
+                              threads, layout);
     }
 }
 

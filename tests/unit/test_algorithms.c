@@ -33,12 +33,13 @@ static const char *describe(const struct problem *p, char *buf, size_t n) {
         const fconv_conv2d_desc *d = &p->conv2d;
         snprintf(buf, n,
                  "conv2d n%lld c%lld h%lld w%lld k%lld r%lld s%lld stride%lld,%lld pad%lld,%lld,%lld,%lld "
-                 "dil%lld,%lld groups%lld bias%d relu%d",
+                 "dil%lld,%lld groups%lld bias%d relu%d%s",
                  (long long)d->n, (long long)d->c, (long long)d->h, (long long)d->w, (long long)d->k,
                  (long long)d->r, (long long)d->s, (long long)d->stride_h, (long long)d->stride_w,
                  (long long)d->pad_top, (long long)d->pad_left, (long long)d->pad_bottom,
                  (long long)d->pad_right, (long long)d->dilation_h, (long long)d->dilation_w,
-                 (long long)d->groups, d->has_bias, (int)d->activation);
+                 (long long)d->groups, d->has_bias, (int)d->activation,
+                 d->layout == FCONV_LAYOUT_NHWC ? " nhwc" : "");
     } else if (p->kind == 1) {
         const fconv_filter2d_desc *d = &p->filter;
         snprintf(buf, n, "filter2d %lldx%lldx%lld kernel %lldx%lld mode %d border %d (%g) correlate %d rank1 %d",
@@ -51,7 +52,7 @@ static const char *describe(const struct problem *p, char *buf, size_t n) {
     return buf;
 }
 
-static void random_conv2d(fconv_conv2d_desc *d) {
+static void random_conv2d_shape(fconv_conv2d_desc *d) {
     memset(d, 0, sizeof *d);
     int shape = (int)test_rand_int(0, 9);
     int64_t groups = test_rand_int(0, 3) == 0 ? test_rand_int(2, 3) : 1;
@@ -105,6 +106,13 @@ static void random_conv2d(fconv_conv2d_desc *d) {
         d->r = d->s = 1;
         d->dilation_h = d->dilation_w = 1;
     }
+}
+
+/* A random layer, a third of them channels last (implicit-gemm and the reference read NHWC as
+ * it lies, the others through NCHW copies: every ISA's transpose). */
+static void random_conv2d(fconv_conv2d_desc *d) {
+    random_conv2d_shape(d);
+    d->layout = test_rand_int(0, 2) == 0 ? FCONV_LAYOUT_NHWC : FCONV_LAYOUT_NCHW;
 }
 
 static void random_filter(fconv_filter2d_desc *d, int *rank_one) {

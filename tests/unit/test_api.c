@@ -191,6 +191,34 @@ static void test_conv2d_groups_activation_extent(void) {
                          "activation");
     }
 
+    const int bad_layouts[] = {2, -1, 77};
+    for (int i = 0; i < 3; i++) {
+        d = valid_conv2d();
+        d.layout = (fconv_layout)bad_layouts[i];
+        EXPECT_PLAN_FAIL(fconv_plan_conv2d(&d, NULL, NULL, NULL, &p), p, FCONV_EINVAL, "layout");
+    }
+    /* NHWC: the output's shape in its order (N, P, Q, K); NCHW-only algorithms run on copies
+     * in the workspace (more bytes, and the explanation says so), so none is allowed without
+     * one but the reference and implicit-gemm (no padded copy here). */
+    d = valid_conv2d();
+    d.layout = FCONV_LAYOUT_NHWC;
+    EXPECT_OK(fconv_plan_conv2d(&d, &(fconv_options){.algo = FCONV_ALGO_DIRECT}, NULL, NULL, &p));
+    {
+        int64_t sh[4];
+        CHECK_EQ_INT(fconv_plan_output_shape(p, sh), 4);
+        CHECK(sh[0] == 1 && sh[1] == 5 && sh[2] == 5 && sh[3] == d.k);
+        CHECK(fconv_plan_workspace_size(p) >= (size_t)(fconv_plan_input_elements(p) + fconv_plan_output_elements(p)) * 4);
+        CHECK_STR_CONTAINS(fconv_plan_explain(p), "NHWC through NCHW copies");
+    }
+    fconv_plan_destroy(p);
+    d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 0;
+    EXPECT_PLAN_FAIL(fconv_plan_conv2d(&d, &(fconv_options){.algo = FCONV_ALGO_DIRECT, .flags = FCONV_PLAN_NO_WORKSPACE},
+                                       NULL, NULL, &p),
+                     p, FCONV_EUNSUPPORTED, "workspace");
+    EXPECT_OK(fconv_plan_conv2d(&d, &(fconv_options){.flags = FCONV_PLAN_NO_WORKSPACE}, NULL, NULL, &p));
+    CHECK(fconv_plan_algo(p) == FCONV_ALGO_IMPLICIT_GEMM || fconv_plan_algo(p) == FCONV_ALGO_REFERENCE);
+    fconv_plan_destroy(p);
+
     /* Kernel (dilated) larger than the padded input: the output would be empty. */
     d = valid_conv2d(); /* h = w = 5, pad 1 each side: padded 7 */
     d.r = 8;

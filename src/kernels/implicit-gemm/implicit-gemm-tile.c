@@ -28,11 +28,12 @@
 #define IG_NV 2
 #endif
 
-/* Where the sums go: pixel i of channel j at y[j*stride + i] for i < npix, j < nch, bias[j]
- * added (bias may be NULL), then max(0, .) if relu. */
+/* Where the sums go: pixel i of channel j at y[j*stride + i] (channels_last: y[i*stride + j])
+ * for i < npix, j < nch, bias[j] added (bias may be NULL), then max(0, .) if relu. */
 struct tile_out {
     float *y;
     size_t stride, npix, nch;
+    int channels_last;
     const float *bias;
     int relu;
 };
@@ -119,23 +120,41 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int streams, const int e
     } else {
         /* Taps come in groups of a kernel row's columns; the first pixel leaves out each
          * group's first `first` taps (their columns lie left of x), the last pixel its last
-         * `last`. A branch per tap, the same in every group: predicted. */
+         * `last`. A branch per tap, the same in every group: predicted. The call's first tap
+         * is tap `phase` of its group (a chunk may begin inside one). */
         const size_t group = edges->group, first = edges->first, last_from = edges->group - edges->last;
-        for (size_t g = 0; g < taps; g += group)
-            for (size_t s = 0; s < group; s++) {
+        for (size_t g = 0, s0 = edges->phase; g < taps; g += group - s0, s0 = 0) {
+            const size_t s1 = taps - g < group - s0 ? s0 + (taps - g) : group;
+            for (size_t s = s0; s < s1; s++) {
+                const size_t t = g + s - s0;
                 if (s < first) {
-                    if (s >= last_from) tap_step(acc, nv, streams, g + s, 1, IG_PX - 1, taps, xs, off, w, width);
-                    else tap_step(acc, nv, streams, g + s, 1, IG_PX, taps, xs, off, w, width);
+                    if (s >= last_from) tap_step(acc, nv, streams, t, 1, IG_PX - 1, taps, xs, off, w, width);
+                    else tap_step(acc, nv, streams, t, 1, IG_PX, taps, xs, off, w, width);
                 } else if (s >= last_from) {
-                    tap_step(acc, nv, streams, g + s, 0, IG_PX - 1, taps, xs, off, w, width);
+                    tap_step(acc, nv, streams, t, 0, IG_PX - 1, taps, xs, off, w, width);
                 } else {
-                    tap_step(acc, nv, streams, g + s, 0, IG_PX, taps, xs, off, w, width);
+                    tap_step(acc, nv, streams, t, 0, IG_PX, taps, xs, off, w, width);
                 }
             }
+        }
     }
     if (acc_out) { /* a chunk before the tile's last: the sums wait for the next one */
         UNROLLED (int i = 0; i < IG_PX; i++)
             UNROLLED (int v = 0; v < nv; v++) vf_store(acc_out + ACC_AT(i, v), acc[i][v]);
+        return;
+    }
+    if (o->channels_last) { /* a vector holds one pixel's channels, as y does */
+        UNROLLED (int i = 0; i < IG_PX; i++) {
+            if ((size_t)i >= o->npix) break;
+            UNROLLED (int v = 0; v < nv; v++) {
+                const size_t first = (size_t)v * VF_LANES;
+                if (first >= o->nch) break;
+                const vf sum = finish(acc[i][v], o, (size_t)v);
+                float *dst = o->y + (size_t)i * o->stride + first;
+                if (o->nch - first >= VF_LANES) vf_storeu(dst, sum);
+                else vf_storeu_partial(dst, sum, o->nch - first);
+            }
+        }
         return;
     }
     /* A vector holds one pixel's channels and y wants a channel's pixels side by side: a
@@ -153,15 +172,16 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int streams, const int e
 }
 
 void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const *x, const int32_t *off,
-                                                const float *w, size_t nv, float *y, size_t y_stride, size_t npix,
-                                                size_t nch, const float *bias, int relu, int input_streams,
+                                                const float *w, size_t nv, float *y, size_t y_stride,
+                                                int channels_last, size_t npix, size_t nch, const float *bias,
+                                                int relu, int input_streams,
                                                 const struct fconv_implicit_gemm_edges *edges, const float *acc_in,
                                                 float *acc_out) {
     assert(x && off && w && y && nv >= 1 && nv <= IG_NV && npix >= 1 && npix <= IG_PX && nch >= 1 &&
            nch <= nv * VF_LANES);
-    const struct tile_out o = {y, y_stride, npix, nch, bias, relu};
+    const struct tile_out o = {y, y_stride, npix, nch, channels_last, bias, relu};
     const int streams = input_streams != 0;
-    assert(!edges || (edges->group >= 1 && taps % edges->group == 0 && edges->first <= edges->group &&
+    assert(!edges || (edges->group >= 1 && edges->phase < edges->group && edges->first <= edges->group &&
                       edges->last <= edges->group));
     /* nv (and streams, but on edged tiles) a constant in each case, so the accumulators stay
      * in registers */

@@ -1,0 +1,86 @@
+/*
+ * layout.c — conv2d's NHWC layout for the algorithms that read and write NCHW only: x is
+ * transposed into an NCHW copy at the end of the workspace, the algorithm runs on it into an
+ * NCHW copy of y, and that copy is transposed into y. Algorithms that run NHWC as it lies
+ * (fconv_algorithm.nhwc) skip both. select.c adds the copies' bytes to a candidate's
+ * workspace and their time to its cost; plan.c runs them around execute.
+ */
+#include "core/dispatch.h"
+#include "core/internal.h"
+#include "core/parallel.h"
+
+/* Pixels a transpose task moves: with 64 pixels a task writes each channel's 256 bytes
+ * (four whole lines) at once. */
+#define PIXELS_PER_TASK 64
+
+/* What the copies cost per float moved (read once, written once, transposed in registers),
+ * on one thread: a guess to be replaced by the measurement in docs/algorithms.md. */
+#define COPY_SECONDS_PER_FLOAT 0.25e-9
+
+int fconv_layout_copies(const fconv_plan *plan, const struct fconv_algorithm *a) {
+    return plan->kind == FCONV_KIND_CONV2D && plan->conv2d.layout == FCONV_LAYOUT_NHWC && !a->nhwc;
+}
+
+size_t fconv_layout_copy_bytes(const fconv_plan *plan) {
+    return fconv_round_up_64((size_t)plan->x_elems * sizeof(float)) +
+           fconv_round_up_64((size_t)plan->y_elems * sizeof(float));
+}
+
+double fconv_layout_copy_seconds(const fconv_plan *plan) {
+    int tasks = plan->threads < 1 ? 1 : plan->threads;
+    return (double)(plan->x_elems + plan->y_elems) * COPY_SECONDS_PER_FLOAT / tasks;
+}
+
+double fconv_algorithm_cost(const fconv_plan *plan, const struct fconv_algorithm *a) {
+    return a->cost(plan) + (fconv_layout_copies(plan, a) ? fconv_layout_copy_seconds(plan) : 0.0);
+}
+
+/* One image's [pixels][channels] matrix to [channels][pixels] (to_nchw) or back, a task per
+ * run of PIXELS_PER_TASK pixels of one image. */
+struct transpose_ctx {
+    const struct fconv_kernels *kern;
+    const float *src;
+    float *dst;
+    int64_t pixels, channels, strips;
+    int to_nchw;
+};
+
+static void transpose_task(const void *vctx, size_t task) {
+    const struct transpose_ctx *t = vctx;
+    int64_t image = (int64_t)task / t->strips, p0 = (int64_t)task % t->strips * PIXELS_PER_TASK;
+    int64_t n = t->pixels - p0 < PIXELS_PER_TASK ? t->pixels - p0 : PIXELS_PER_TASK;
+    size_t image_floats = (size_t)(t->pixels * t->channels);
+    const float *src = t->src + (size_t)image * image_floats;
+    float *dst = t->dst + (size_t)image * image_floats;
+    if (t->to_nchw) /* [pixels][channels] rows p0.. -> columns p0.. of [channels][pixels] */
+        t->kern->transpose(src + p0 * t->channels, (size_t)t->channels, (size_t)n, (size_t)t->channels, dst + p0,
+                           (size_t)t->pixels);
+    else /* columns p0.. of [channels][pixels] -> rows p0.. of [pixels][channels] */
+        t->kern->transpose(src + p0, (size_t)t->pixels, (size_t)t->channels, (size_t)n, dst + p0 * t->channels,
+                           (size_t)t->channels);
+}
+
+static void transpose_images(const fconv_plan *plan, const float *src, float *dst, int64_t pixels,
+                             int64_t channels, int to_nchw) {
+    int64_t strips = (pixels + PIXELS_PER_TASK - 1) / PIXELS_PER_TASK;
+    struct transpose_ctx t = {plan->kernels, src, dst, pixels, channels, strips, to_nchw};
+    fconv_parallel_1d_steal(plan->threads, (size_t)(plan->conv2d.n * strips), transpose_task, &t);
+}
+
+fconv_status fconv_layout_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias,
+                                  float *y, void *workspace) {
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    const size_t copies = fconv_layout_copy_bytes(plan);
+    float *x_nchw = (float *)((char *)workspace + plan->algo_workspace_bytes - copies);
+    float *y_nchw = x_nchw + fconv_round_up_64((size_t)plan->x_elems * sizeof(float)) / sizeof(float);
+    transpose_images(plan, x, x_nchw, d->h * d->w, d->c, 1);
+    if (plan->algo->execute_device) {
+        fconv_status st = plan->algo->execute_device(plan, x_nchw, w, bias, y_nchw);
+        if (st != FCONV_OK) return st; /* y untouched */
+    } else {
+        fconv_gpu_timing_clear();
+        plan->algo->execute(plan, x_nchw, w, bias, y_nchw, workspace);
+    }
+    transpose_images(plan, y_nchw, y, plan->out_h * plan->out_w, d->k, 0);
+    return FCONV_OK;
+}
