@@ -22,7 +22,7 @@
 
 static const char suite_help[] =
     "usage: fastconv bench suite [--quick] [--group G] [--threads N,...] [--reps R]\n"
-    "                            [--csv | --json | --list | --plan-only]\n"
+    "                            [--layout nchw|nhwc] [--csv | --json | --list | --plan-only]\n"
     "Time every CPU algorithm and AUTO on the suite's shapes (images 512^2..4096^2 x kernels\n"
     "3..31, RGB, 1D 10^3..10^8, CNN 16x16 layers, ResNet-50 and VGG-16 at batch 1 and 8,\n"
     "few-channel layers, the seed-004 filter), with 1 and all threads.\n"
@@ -31,6 +31,7 @@ static const char suite_help[] =
     "                 few-channel, seed-004)\n"
     "  --threads L    comma-separated thread counts (default 1,0; 0 = all cores)\n"
     "  --reps R       timed executions per algorithm after a 0.3 s warm-up (default 7; 3 with --quick)\n"
+    "  --layout L     the conv2d shapes' layout (default nchw); nhwc runs the conv2d shapes only\n"
     "  --csv, --json  one row per shape, thread count and algorithm instead of the table\n"
     "  --list         print the shapes (group, then `fastconv bench` arguments) and exit\n"
     "  --plan-only    time nothing: per shape and thread count, AUTO's choice and its reason\n"
@@ -44,16 +45,17 @@ struct suite_opts {
     enum format format;
     const char *group;
     int threads[8], nthreads;
+    fconv_layout layout;
 };
 
 static int parse_suite_args(int argc, char **argv, struct suite_opts *o) {
-    enum { OPT_QUICK = 256, OPT_GROUP, OPT_THREADS, OPT_REPS, OPT_CSV, OPT_JSON, OPT_LIST, OPT_PLAN_ONLY };
+    enum { OPT_QUICK = 256, OPT_GROUP, OPT_THREADS, OPT_REPS, OPT_CSV, OPT_JSON, OPT_LIST, OPT_PLAN_ONLY, OPT_LAYOUT };
     static const struct option longopts[] = {
         {"quick", no_argument, NULL, OPT_QUICK},   {"group", required_argument, NULL, OPT_GROUP},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"reps", required_argument, NULL, OPT_REPS}, {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},     {"list", no_argument, NULL, OPT_LIST},
-        {"plan-only", no_argument, NULL, OPT_PLAN_ONLY},
+        {"plan-only", no_argument, NULL, OPT_PLAN_ONLY}, {"layout", required_argument, NULL, OPT_LAYOUT},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->threads[0] = 1;
@@ -84,6 +86,9 @@ static int parse_suite_args(int argc, char **argv, struct suite_opts *o) {
         case OPT_JSON: o->format = FORMAT_JSON; break;
         case OPT_LIST: o->list = 1; break;
         case OPT_PLAN_ONLY: o->plan_only = 1; break;
+        case OPT_LAYOUT:
+            if (cli_parse_layout(optarg, &o->layout)) return CLI_EXIT_USAGE;
+            break;
         case 'h': fputs(suite_help, stdout); return -1;
         default: return cli_report_getopt_error("bench suite", argv, c);
         }
@@ -103,7 +108,15 @@ static int parse_suite_args(int argc, char **argv, struct suite_opts *o) {
 
 /* Does the suite (with these options) include shape s? */
 static int selected(const struct suite_opts *o, const struct bench_shape *s) {
-    return (!o->quick || s->quick) && (!o->group || strcmp(o->group, s->group) == 0);
+    return (!o->quick || s->quick) && (!o->group || strcmp(o->group, s->group) == 0) &&
+           (o->layout == FCONV_LAYOUT_NCHW || strncmp(s->args, "conv2d ", 7) == 0);
+}
+
+/* The shape's bench arguments, in the suite's layout. */
+static int parse_shape(const struct suite_opts *o, const struct bench_shape *s, struct bench_args *a) {
+    if (bench_shape_parse(s->args, a) != CLI_EXIT_OK) return cli_fail("bench suite: bad shape '%s'", s->args);
+    a->conv2d.layout = o->layout;
+    return CLI_EXIT_OK;
 }
 
 static void print_row(const struct suite_opts *o, const struct bench_shape *s, const struct bench_result *r,
@@ -130,7 +143,7 @@ static int plan_only(const struct suite_opts *o) {
         if (!selected(o, s)) continue;
         for (int t = 0; t < o->nthreads; t++) {
             struct bench_args a;
-            if (bench_shape_parse(s->args, &a) != CLI_EXIT_OK) return cli_fail("bench suite: bad shape '%s'", s->args);
+            if (parse_shape(o, s, &a) != CLI_EXIT_OK) return CLI_EXIT_FAILURE;
             a.threads = o->threads[t];
             float *w;
             if (bench_make_weights(&a, &w) != CLI_EXIT_OK) {
@@ -181,7 +194,7 @@ int cmd_bench_suite(int argc, char **argv) {
         if (!selected(&o, s)) continue;
         for (int t = 0; t < o.nthreads; t++) {
             struct bench_args a;
-            if (bench_shape_parse(s->args, &a) != CLI_EXIT_OK) return cli_fail("bench suite: bad shape '%s'", s->args);
+            if (parse_shape(&o, s, &a) != CLI_EXIT_OK) return CLI_EXIT_FAILURE;
             a.threads = o.threads[t];
             a.reps = o.reps;
             done++;

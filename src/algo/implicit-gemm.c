@@ -471,9 +471,8 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
         packed = scratch;
     }
     const double io_bytes = 4.0 * (double)g.n * (double)(g.c * g.h * g.w + g.k * g.p * g.q);
-    /* NHWC: a tap's next channels are the next floats, which the hardware prefetchers follow */
     struct tile_ctx tc = {&g, d, plan->kernels, s, x, packed, d->has_bias ? bias : NULL, y,
-                          d->activation == FCONV_ACTIVATION_RELU, !g.copy && !g.nhwc && io_bytes > FCONV_CACHED_BYTES};
+                          d->activation == FCONV_ACTIVATION_RELU, !g.copy && io_bytes > FCONV_CACHED_BYTES};
     for (int64_t n0 = 0; n0 < g.n; n0 += g.pass) {
         int64_t images = g.n - n0 < g.pass ? g.n - n0 : g.pass;
         const float *xn = x + n0 * g.c * g.h * g.w;

@@ -204,7 +204,8 @@ typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps
  * the bias added (bias NULL: none) and max(0, .) taken if relu (NaN stays NaN).
  * x: px pixel bases (any pointers, repeats allowed), each read at its offsets off[t] only;
  * w: taps rows of nv*lanes floats, 64-byte aligned, read whole. input_streams: a hint that x
- * comes from memory, not the caches (the tile then prefetches further ahead).
+ * comes from memory, not the caches (the tile then prefetches further ahead; not with
+ * channels_last, whose pixels' channels the tile prefetches line by line).
  * A tile's taps may come in chunks, one call each, in order: acc_in (NULL: a zeroed register)
  * holds the sums the chunk before left in its acc_out, and a call with acc_out (NULL: the
  * tile's last chunk, stored to y as above) leaves its sums there instead of storing y, so

@@ -61,6 +61,15 @@ static ALWAYS_INLINE vf finish(vf sum, const struct tile_out *o, size_t v) {
  * 128 2.46-2.65 -> 2.42-2.44; from the caches (batch 1) it cost 3-5%. */
 #define NEXT_LINE_FLOATS 16
 
+/* How a tile prefetches (tile_sums' `prefetch`, a constant in each instance): NCHW taps
+ * read each a line of another plane, all the tile's pixels on one or two lines (the first
+ * and last pixels' lines, PREFETCH_TAPS ahead), plus the next tiles' line from memory where
+ * the input streams; NHWC taps read a pixel's channels one after another, its own line per
+ * pixel every 16 taps: each pixel's line PREFETCH_TAPS ahead, once a line (2 threads, 7
+ * back-to-back pairs against the first and last pixels' lines every tap: 8 x 256 x 56^2 ->
+ * 128 1x1 1.12, 1 x 256 x 56^2 1.026, 128 x 56^2 3x3/2 and 64 -> 64 on 56^2 level). */
+enum { PREFETCH_PLANES, PREFETCH_PLANES_STREAMS, PREFETCH_PIXELS };
+#define LINE_FLOATS 16
 _Static_assert(IG_PX <= 8 && IG_PX <= FCONV_IMPLICIT_GEMM_PX_MAX, "the transposing store takes up to 8 pixel rows");
 
 /* Weight vectors held in registers; the others are each FMA's memory operand. AVX-512's 7 x 4
@@ -86,15 +95,18 @@ static ALWAYS_INLINE vf fma_mem(vf b, const float *p, vf a) { return vf_fma(b, v
 
 /* One tap: its weight vectors times pixels [i0, i1)'s samples into their accumulators (taps:
  * the tile's count, for the prefetch; width: floats from one tap's weights to the next). */
-static ALWAYS_INLINE void tap_step(vf acc[IG_PX][IG_NV], const int nv, const int streams, size_t t, const int i0,
+static ALWAYS_INLINE void tap_step(vf acc[IG_PX][IG_NV], const int nv, const int prefetch, size_t t, const int i0,
                                    const int i1, size_t taps, const float *const *xs, const int32_t *restrict off,
                                    const float *restrict w, size_t width) {
     const int32_t ot = off[t];
-    if (t + PREFETCH_TAPS < taps) {
+    if (prefetch == PREFETCH_PIXELS) {
+        if (t % LINE_FLOATS == 0 && t + PREFETCH_TAPS < taps)
+            UNROLLED (int i = 0; i < IG_PX; i++) __builtin_prefetch(xs[i] + off[t + PREFETCH_TAPS], 0, 3);
+    } else if (t + PREFETCH_TAPS < taps) {
         __builtin_prefetch(xs[0] + off[t + PREFETCH_TAPS], 0, 3);
         __builtin_prefetch(xs[IG_PX - 1] + off[t + PREFETCH_TAPS], 0, 3);
     }
-    if (streams) __builtin_prefetch(xs[IG_PX - 1] + ot + NEXT_LINE_FLOATS, 0, 2);
+    if (prefetch == PREFETCH_PLANES_STREAMS) __builtin_prefetch(xs[IG_PX - 1] + ot + NEXT_LINE_FLOATS, 0, 2);
     vf wv[IG_NV];
     const float *wt = w + t * width;
     UNROLLED (int v = 0; v < nv; v++) if (v < MEM_V) wv[v] = vf_load(wt + (size_t)v * VF_LANES);
@@ -105,7 +117,7 @@ static ALWAYS_INLINE void tap_step(vf acc[IG_PX][IG_NV], const int nv, const int
     }
 }
 
-static ALWAYS_INLINE void tile_sums(const int nv, const int streams, const int edged, size_t taps,
+static ALWAYS_INLINE void tile_sums(const int nv, const int prefetch, const int edged, size_t taps,
                                     const float *const *x, const int32_t *restrict off, const float *restrict w,
                                     const struct fconv_implicit_gemm_edges *edges, const float *acc_in,
                                     float *acc_out, const struct tile_out *o) {
@@ -116,7 +128,7 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int streams, const int e
         UNROLLED (int v = 0; v < nv; v++) acc[i][v] = acc_in ? vf_load(acc_in + ACC_AT(i, v)) : vf_zero();
     const size_t width = (size_t)nv * VF_LANES;
     if (!edged) {
-        for (size_t t = 0; t < taps; t++) tap_step(acc, nv, streams, t, 0, IG_PX, taps, xs, off, w, width);
+        for (size_t t = 0; t < taps; t++) tap_step(acc, nv, prefetch, t, 0, IG_PX, taps, xs, off, w, width);
     } else {
         /* Taps come in groups of a kernel row's columns; the first pixel leaves out each
          * group's first `first` taps (their columns lie left of x), the last pixel its last
@@ -128,12 +140,12 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int streams, const int e
             for (size_t s = s0; s < s1; s++) {
                 const size_t t = g + s - s0;
                 if (s < first) {
-                    if (s >= last_from) tap_step(acc, nv, streams, t, 1, IG_PX - 1, taps, xs, off, w, width);
-                    else tap_step(acc, nv, streams, t, 1, IG_PX, taps, xs, off, w, width);
+                    if (s >= last_from) tap_step(acc, nv, prefetch, t, 1, IG_PX - 1, taps, xs, off, w, width);
+                    else tap_step(acc, nv, prefetch, t, 1, IG_PX, taps, xs, off, w, width);
                 } else if (s >= last_from) {
-                    tap_step(acc, nv, streams, t, 0, IG_PX - 1, taps, xs, off, w, width);
+                    tap_step(acc, nv, prefetch, t, 0, IG_PX - 1, taps, xs, off, w, width);
                 } else {
-                    tap_step(acc, nv, streams, t, 0, IG_PX, taps, xs, off, w, width);
+                    tap_step(acc, nv, prefetch, t, 0, IG_PX, taps, xs, off, w, width);
                 }
             }
         }
@@ -180,16 +192,19 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const 
     assert(x && off && w && y && nv >= 1 && nv <= IG_NV && npix >= 1 && npix <= IG_PX && nch >= 1 &&
            nch <= nv * VF_LANES);
     const struct tile_out o = {y, y_stride, npix, nch, channels_last, bias, relu};
-    const int streams = input_streams != 0;
+    const int prefetch = channels_last ? PREFETCH_PIXELS : input_streams ? PREFETCH_PLANES_STREAMS : PREFETCH_PLANES;
     assert(!edges || (edges->group >= 1 && edges->phase < edges->group && edges->first <= edges->group &&
                       edges->last <= edges->group));
-    /* nv (and streams, but on edged tiles) a constant in each case, so the accumulators stay
-     * in registers */
+    /* nv (and the prefetch, but on edged tiles) a constant in each case, so the accumulators
+     * stay in registers */
 #define TILE_CASE(n)                                                                                         \
     case n:                                                                                                  \
-        if (edges) tile_sums(n, streams, 1, taps, x, off, w, edges, acc_in, acc_out, &o);                   \
-        else if (streams) tile_sums(n, 1, 0, taps, x, off, w, NULL, acc_in, acc_out, &o);                   \
-        else tile_sums(n, 0, 0, taps, x, off, w, NULL, acc_in, acc_out, &o);                                \
+        if (edges) tile_sums(n, prefetch, 1, taps, x, off, w, edges, acc_in, acc_out, &o);                  \
+        else if (prefetch == PREFETCH_PIXELS)                                                                \
+            tile_sums(n, PREFETCH_PIXELS, 0, taps, x, off, w, NULL, acc_in, acc_out, &o);                    \
+        else if (prefetch == PREFETCH_PLANES_STREAMS)                                                        \
+            tile_sums(n, PREFETCH_PLANES_STREAMS, 0, taps, x, off, w, NULL, acc_in, acc_out, &o);            \
+        else tile_sums(n, PREFETCH_PLANES, 0, taps, x, off, w, NULL, acc_in, acc_out, &o);                   \
         break;
     switch (nv) {
     TILE_CASE(1)
