@@ -249,6 +249,13 @@ struct ig_state {
     float *packed;         /* plan-time weights packed, or NULL */
 };
 
+/* The tap of kernel row r, input channel c (of the group) and kernel column sc, in the tables'
+ * order: (r, c, sc), NHWC (r, sc, c). */
+static int64_t tap_index(const struct ig_geometry *g, int64_t r, int64_t c, int64_t sc) {
+    const int64_t columns = g->row_taps / g->cg;
+    return r * g->row_taps + (g->nhwc ? sc * g->cg + c : c * columns + sc);
+}
+
 /* Pack w (K x C/G x R x S) into [group][block][tap][block width], taps in the tables' order,
  * zero past K/G. */
 static void pack_weights(const struct ig_geometry *g, const float *w, float *packed) {
@@ -260,7 +267,7 @@ static void pack_weights(const struct ig_geometry *g, const float *w, float *pac
             for (int64_t r = 0; r < kr; r++)
                 for (int64_t c = 0; c < g->cg; c++)
                     for (int64_t sc = 0; sc < ks; sc++) {
-                        const int64_t t = r * g->row_taps + (g->nhwc ? sc * g->cg + c : c * ks + sc);
+                        const int64_t t = tap_index(g, r, c, sc);
                         for (int64_t j = 0; j < width; j++) {
                             int64_t kk = b * g->block + j;
                             dst[t * width + j] = kk < g->kg ? w[(grp * g->kg + kk) * g->taps + (c * kr + r) * ks + sc] : 0.0f;
@@ -298,7 +305,7 @@ static fconv_status ig_prepare(fconv_plan *plan) {
     for (int64_t r = 0; r < d->r; r++)
         for (int64_t c = 0; c < g.cg; c++)
             for (int64_t sc = 0; sc < d->s; sc++) {
-                const int64_t t = r * g.row_taps + (g.nhwc ? sc * g.cg + c : c * d->s + sc);
+                const int64_t t = tap_index(&g, r, c, sc);
                 s->tap_offsets[t] = (int32_t)(c * ch_step + (r * d->dilation_h * g.wp + sc * d->dilation_w) * px_step);
             }
     const int64_t pt = g.edged ? d->pad_top : 0, pl = g.edged ? d->pad_left : 0;
