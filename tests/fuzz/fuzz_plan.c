@@ -80,6 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint8_t b = byte(&r);
         c2.has_bias = b & 1;
         c2.activation = (fconv_activation)((b >> 1) % 3); /* 2 is invalid */
+        c2.layout = (fconv_layout)((b >> 4) % 3);         /* 2 is invalid */
         desc = &c2;
     } else if (kind == 1) {
         f2.h = dim(&r, 15); f2.w = dim(&r, 15); f2.channels = dim(&r, 4);
