@@ -59,7 +59,7 @@ static ALWAYS_INLINE vf finish(vf sum, const struct tile_out *o, size_t v) {
  * cycles) ahead, where 16 taps ahead is too close for memory's latency. 2 threads, Zen 5,
  * 3 alternated rounds: 8 x 256 x 56^2 -> 64 1x1 2.86-3.26 -> 2.78-2.87 ms, 8 x 512 x 28^2 ->
  * 128 2.46-2.65 -> 2.42-2.44; from the caches (batch 1) it cost 3-5%. */
-#define NEXT_LINE_FLOATS 16
+#define LINE_FLOATS 16 /* a 64-byte cache line */
 
 /* How a tile prefetches (tile_sums' `prefetch`, a constant in each instance): NCHW taps
  * read each a line of another plane, all the tile's pixels on one or two lines (the first
@@ -69,7 +69,7 @@ static ALWAYS_INLINE vf finish(vf sum, const struct tile_out *o, size_t v) {
  * back-to-back pairs against the first and last pixels' lines every tap: 8 x 256 x 56^2 ->
  * 128 1x1 1.12, 1 x 256 x 56^2 1.026, 128 x 56^2 3x3/2 and 64 -> 64 on 56^2 level). */
 enum { PREFETCH_PLANES, PREFETCH_PLANES_STREAMS, PREFETCH_PIXELS };
-#define LINE_FLOATS 16
+
 _Static_assert(IG_PX <= 8 && IG_PX <= FCONV_IMPLICIT_GEMM_PX_MAX, "the transposing store takes up to 8 pixel rows");
 
 /* Weight vectors held in registers; the others are each FMA's memory operand. AVX-512's 7 x 4
@@ -106,7 +106,7 @@ static ALWAYS_INLINE void tap_step(vf acc[IG_PX][IG_NV], const int nv, const int
         __builtin_prefetch(xs[0] + off[t + PREFETCH_TAPS], 0, 3);
         __builtin_prefetch(xs[IG_PX - 1] + off[t + PREFETCH_TAPS], 0, 3);
     }
-    if (prefetch == PREFETCH_PLANES_STREAMS) __builtin_prefetch(xs[IG_PX - 1] + ot + NEXT_LINE_FLOATS, 0, 2);
+    if (prefetch == PREFETCH_PLANES_STREAMS) __builtin_prefetch(xs[IG_PX - 1] + ot + LINE_FLOATS, 0, 2);
     vf wv[IG_NV];
     const float *wt = w + t * width;
     UNROLLED (int v = 0; v < nv; v++) if (v < MEM_V) wv[v] = vf_load(wt + (size_t)v * VF_LANES);
@@ -114,6 +114,21 @@ static ALWAYS_INLINE void tap_step(vf acc[IG_PX][IG_NV], const int nv, const int
         const vf xv = vf_set1(xs[i][ot]);
         UNROLLED (int v = 0; v < nv; v++)
             acc[i][v] = v < MEM_V ? vf_fma(xv, wv[v], acc[i][v]) : fma_mem(xv, wt + (size_t)v * VF_LANES, acc[i][v]);
+    }
+}
+
+/* Tap t, column s of its group, on an edged tile: pixel 0 leaves out the group's first
+ * `first` taps, the last pixel those from `last_from` on. */
+static ALWAYS_INLINE void edged_tap_step(vf acc[IG_PX][IG_NV], const int nv, const int prefetch, size_t t, size_t s,
+                                         size_t first, size_t last_from, size_t taps, const float *const *xs,
+                                         const int32_t *restrict off, const float *restrict w, size_t width) {
+    if (s < first) {
+        if (s >= last_from) tap_step(acc, nv, prefetch, t, 1, IG_PX - 1, taps, xs, off, w, width);
+        else tap_step(acc, nv, prefetch, t, 1, IG_PX, taps, xs, off, w, width);
+    } else if (s >= last_from) {
+        tap_step(acc, nv, prefetch, t, 0, IG_PX - 1, taps, xs, off, w, width);
+    } else {
+        tap_step(acc, nv, prefetch, t, 0, IG_PX, taps, xs, off, w, width);
     }
 }
 
@@ -135,18 +150,16 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int prefetch, const int 
          * `last`. A branch per tap, the same in every group: predicted. The call's first tap
          * is tap `phase` of its group (a chunk may begin inside one). */
         const size_t group = edges->group, first = edges->first, last_from = edges->group - edges->last;
-        for (size_t g = 0, s0 = edges->phase; g < taps; g += group - s0, s0 = 0) {
-            const size_t s1 = taps - g < group - s0 ? s0 + (taps - g) : group;
-            for (size_t s = s0; s < s1; s++) {
-                const size_t t = g + s - s0;
-                if (s < first) {
-                    if (s >= last_from) tap_step(acc, nv, prefetch, t, 1, IG_PX - 1, taps, xs, off, w, width);
-                    else tap_step(acc, nv, prefetch, t, 1, IG_PX, taps, xs, off, w, width);
-                } else if (s >= last_from) {
-                    tap_step(acc, nv, prefetch, t, 0, IG_PX - 1, taps, xs, off, w, width);
-                } else {
-                    tap_step(acc, nv, prefetch, t, 0, IG_PX, taps, xs, off, w, width);
-                }
+        if (edges->phase == 0 && taps % group == 0) { /* whole groups (the bounds below cost NCHW's
+                                                         3-tap groups 4% of a 3x3/2 layer) */
+            for (size_t g = 0; g < taps; g += group)
+                for (size_t s = 0; s < group; s++)
+                    edged_tap_step(acc, nv, prefetch, g + s, s, first, last_from, taps, xs, off, w, width);
+        } else {
+            for (size_t g = 0, s0 = edges->phase; g < taps; g += group - s0, s0 = 0) {
+                const size_t s1 = taps - g < group - s0 ? s0 + (taps - g) : group;
+                for (size_t s = s0; s < s1; s++)
+                    edged_tap_step(acc, nv, prefetch, g + s - s0, s, first, last_from, taps, xs, off, w, width);
             }
         }
     }
@@ -195,11 +208,13 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const 
     const int prefetch = channels_last ? PREFETCH_PIXELS : input_streams ? PREFETCH_PLANES_STREAMS : PREFETCH_PLANES;
     assert(!edges || (edges->group >= 1 && edges->phase < edges->group && edges->first <= edges->group &&
                       edges->last <= edges->group));
-    /* nv (and the prefetch, but on edged tiles) a constant in each case, so the accumulators
-     * stay in registers */
+    /* nv (and the prefetch, but for NCHW's edged tiles, which test streams per tap as before)
+     * a constant in each case, so the accumulators stay in registers */
 #define TILE_CASE(n)                                                                                         \
     case n:                                                                                                  \
-        if (edges) tile_sums(n, prefetch, 1, taps, x, off, w, edges, acc_in, acc_out, &o);                  \
+        if (edges && prefetch == PREFETCH_PIXELS)                                                            \
+            tile_sums(n, PREFETCH_PIXELS, 1, taps, x, off, w, edges, acc_in, acc_out, &o);                   \
+        else if (edges) tile_sums(n, prefetch, 1, taps, x, off, w, edges, acc_in, acc_out, &o);              \
         else if (prefetch == PREFETCH_PIXELS)                                                                \
             tile_sums(n, PREFETCH_PIXELS, 0, taps, x, off, w, NULL, acc_in, acc_out, &o);                    \
         else if (prefetch == PREFETCH_PLANES_STREAMS)                                                        \
