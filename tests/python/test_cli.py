@@ -488,6 +488,39 @@ def test_conv2d_cli(tmp_path, xshape, wshape, opts):
     assert_close(y, ref, scale, BOUND)
 
 
+@pytest.mark.parametrize("batched", [True, False], ids=["4d", "3d"])
+@pytest.mark.parametrize("algo", ["auto", "implicit-gemm", "direct"])
+def test_conv2d_cli_nhwc(tmp_path, batched, algo):
+    """--layout nhwc: the input read as [N] x H x W x C, the output written [N] x P x Q x K;
+    implicit-gemm runs it as it lies, direct through the layout copies."""
+    rng = make_rng(77)
+    x = rng.standard_normal((2, 5, 9, 11)).astype(np.float32)
+    w = rng.standard_normal((6, 5, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    xn = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    save(tmp_path / "x.npy", xn if batched else xn[0])
+    save(tmp_path / "w.npy", w)
+    save(tmp_path / "b.npy", b)
+    ok("conv2d", tmp_path / "x.npy", tmp_path / "w.npy", "--bias", tmp_path / "b.npy", "--pad", "1",
+       "--stride", "2", "--layout", "nhwc", "--algo", algo, "-o", tmp_path / "y.npy")
+    y = np.load(tmp_path / "y.npy")
+    xs = x if batched else x[:1]
+    ref = conv2d_reference(xs, w, b, pad=(1, 1, 1, 1), stride=(2, 2)).transpose(0, 2, 3, 1)
+    scale = conv2d_reference(np.abs(xs), np.abs(w), np.abs(b), pad=(1, 1, 1, 1), stride=(2, 2)).transpose(0, 2, 3, 1)
+    if not batched:
+        ref, scale = ref[0], scale[0]
+    assert y.shape == ref.shape
+    assert_close(y, ref, scale, BOUND)
+    # An NCHW-shaped input whose channel count the weights do not match, read as NHWC.
+    save(tmp_path / "bad.npy", x)
+    code, _, err = run_cli("conv2d", tmp_path / "bad.npy", tmp_path / "w.npy", "--layout", "nhwc",
+                           "-o", tmp_path / "z.npy")
+    assert code != 0 and "input channels" in err and not (tmp_path / "z.npy").exists()
+    code, _, err = run_cli("conv2d", tmp_path / "x.npy", tmp_path / "w.npy", "--layout", "chwn",
+                           "-o", tmp_path / "z.npy")
+    assert code != 0 and "unknown layout 'chwn'" in err
+
+
 def test_conv2d_sample_layer(tmp_path):
     d = os.path.join(source_dir(), "data", "sample")
     ok("conv2d", os.path.join(d, "layer-input.npy"), os.path.join(d, "layer-weights.npy"), "--bias",
