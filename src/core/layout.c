@@ -17,8 +17,8 @@
  * in registers), on one thread. Measured as the NHWC run's time less the NCHW run's (2
  * threads, 5 alternated rounds, Zen 5): 0.135 ns a float with im2col on 64 -> 64 1x1 on
  * 56^2, 0.12 at batch 8 and on 256 -> 64, but 0.3 beside winograd-4x4 (64 x 56^2 3x3) and
- * 0.44 beside winograd-stride2 (the stem), whose own workspaces push the copies out of L2.
- * The worst case, so that an algorithm which runs NHWC as it lies wins where it is close:
+ * 0.44 beside winograd-stride2 (the stem), whose own workspaces push the copies out of L2:
+ * 0.24-0.88 ns per thread. The worst case, so that an algorithm which runs NHWC as it lies wins where it is close:
  * with 0.25 AUTO took winograd-stride2 through the copies for the NHWC stem (0.83 ms, 5 reps
  * in the suite) where implicit-gemm ran it in 0.61. */
 #define COPY_SECONDS_PER_FLOAT 0.9e-9
