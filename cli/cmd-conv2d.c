@@ -114,6 +114,15 @@ static int parse_conv2d_args(int argc, char **argv, struct conv2d_args *a) {
     return CLI_EXIT_OK;
 }
 
+/* The input's C, H and W (its last three axes: C x H x W, NHWC H x W x C). */
+static void input_chw(const fconv_io_array *x, fconv_layout layout, int64_t chw[3]) {
+    const int64_t *last3 = x->shape + x->ndim - 3;
+    const int nhwc = layout == FCONV_LAYOUT_NHWC;
+    chw[0] = last3[nhwc ? 2 : 0];
+    chw[1] = last3[nhwc ? 0 : 1];
+    chw[2] = last3[nhwc ? 1 : 2];
+}
+
 /* Check the arrays' ranks and agreement, naming the file and the shapes. */
 static int check_shapes(const struct conv2d_args *a, const fconv_io_array *x, const fconv_io_array *w,
                         const fconv_io_array *b) {
@@ -130,7 +139,9 @@ static int check_shapes(const struct conv2d_args *a, const fconv_io_array *x, co
         return cli_fail("%s: empty array (input %s, weights %s)", fconv_io_array_elements(x) == 0 ? a->input : a->weights,
                         cli_shape_string(x->shape, x->ndim, s1, sizeof s1),
                         cli_shape_string(w->shape, w->ndim, s2, sizeof s2));
-    int64_t c = x->shape[nhwc ? x->ndim - 1 : x->ndim - 3], groups = a->desc.groups ? a->desc.groups : 1;
+    int64_t chw[3];
+    input_chw(x, a->desc.layout, chw);
+    int64_t c = chw[0], groups = a->desc.groups ? a->desc.groups : 1;
     if (c % groups != 0)
         return cli_fail("conv2d: groups %lld does not divide the input's %lld channels", (long long)groups,
                         (long long)c);
@@ -163,10 +174,11 @@ int cmd_conv2d(int argc, char **argv) {
     fconv_conv2d_desc d = a.desc;
     int batched = x.ndim == 4;
     d.n = batched ? x.shape[0] : 1;
-    const int nhwc = d.layout == FCONV_LAYOUT_NHWC; /* [N] H W C, else [N] C H W */
-    d.c = x.shape[nhwc ? x.ndim - 1 : x.ndim - 3];
-    d.h = x.shape[nhwc ? x.ndim - 3 : x.ndim - 2];
-    d.w = x.shape[nhwc ? x.ndim - 2 : x.ndim - 1];
+    int64_t chw[3];
+    input_chw(&x, d.layout, chw);
+    d.c = chw[0];
+    d.h = chw[1];
+    d.w = chw[2];
     d.k = w.shape[0];
     d.r = w.shape[2];
     d.s = w.shape[3];

@@ -31,6 +31,9 @@ struct ig_geometry {
     int nhwc;               /* x and y channels last: x[n][h][w][c], y[n][p][q][k] */
     int64_t h, w;           /* the input plane */
     int64_t hp, wp;         /* the plane the taps read: x's own, or the zero-padded copy's */
+    int64_t pixel_step;     /* floats from a pixel to the next in its row: 1, NHWC C */
+    int64_t channel_step;   /* floats from a channel to the next in the plane the taps read:
+                               hp·wp, NHWC 1 */
     int copy;               /* the windows reach into the padding and read a zero-padded copy */
     int edged;              /* they do, but read x in place: the rows they have in the padding
                                are left out per tile, the columns per pixel (edge_first/last) */
@@ -104,6 +107,8 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     g->copy = reach && !g->edged;
     g->hp = g->copy ? rows : d->h;
     g->wp = g->copy ? cols : d->w;
+    g->pixel_step = g->nhwc ? g->c : 1;
+    g->channel_step = g->nhwc ? 1 : g->hp * g->wp;
     g->taps = g->cg * d->r * d->s;
     g->row_taps = g->cg * d->s;
     g->nv = (int64_t)kern->implicit_gemm_nv;
@@ -187,10 +192,10 @@ static fconv_status ig_supports(const fconv_plan *plan, char *why, size_t why_le
     int64_t plane, group_floats, image_floats, above, before;
     const fconv_conv2d_desc *d = &plan->conv2d;
     /* NHWC: a group's taps and pixels span the whole image, its channels interleaved */
-    const int64_t spanned = g.nhwc ? g.c : g.cg, px_step = g.nhwc ? g.c : 1;
+    const int64_t spanned = g.nhwc ? g.c : g.cg;
     if (fconv_mul_i64(g.hp, g.wp, &plane) || fconv_mul_i64(plane, spanned, &group_floats) ||
         group_floats > INT32_MAX || fconv_mul_i64(plane, g.c, &image_floats) ||
-        (g.edged && (fconv_mul_i64(d->pad_top, g.w, &above) || fconv_mul_i64(above + d->pad_left, px_step, &before) ||
+        (g.edged && (fconv_mul_i64(d->pad_top, g.w, &above) || fconv_mul_i64(above + d->pad_left, g.pixel_step, &before) ||
                      before > INT32_MAX)) ||
         (uint64_t)image_floats > SIZE_MAX / 8 || (uint64_t)g.p * (uint64_t)g.q > INT32_MAX) {
         snprintf(why, why_len,
@@ -300,18 +305,16 @@ static fconv_status ig_prepare(fconv_plan *plan) {
         ig_release(plan);
         return fconv_fail(FCONV_ENOMEM, "implicit-gemm: out of memory for the offset tables and weights");
     }
-    /* Where channel c's pixel (i, j) of the plane the taps read lies, from channel 0's (0, 0). */
-    const int64_t ch_step = g.nhwc ? 1 : g.hp * g.wp, px_step = g.nhwc ? g.c : 1;
     for (int64_t r = 0; r < d->r; r++)
         for (int64_t c = 0; c < g.cg; c++)
             for (int64_t sc = 0; sc < d->s; sc++) {
                 const int64_t t = tap_index(&g, r, c, sc);
-                s->tap_offsets[t] = (int32_t)(c * ch_step + (r * d->dilation_h * g.wp + sc * d->dilation_w) * px_step);
+                s->tap_offsets[t] = (int32_t)(c * g.channel_step + (r * d->dilation_h * g.wp + sc * d->dilation_w) * g.pixel_step);
             }
     const int64_t pt = g.edged ? d->pad_top : 0, pl = g.edged ? d->pad_left : 0;
     for (int64_t p = 0; p < g.p; p++)
         for (int64_t q = 0; q < g.q; q++)
-            s->pixel_bases[p * g.q + q] = (int32_t)(((p * d->stride_h - pt) * g.wp + q * d->stride_w - pl) * px_step);
+            s->pixel_bases[p * g.q + q] = (int32_t)(((p * d->stride_h - pt) * g.wp + q * d->stride_w - pl) * g.pixel_step);
     if (plan->weights) pack_weights(&g, plan->weights, s->packed);
     return FCONV_OK;
 }
@@ -325,33 +328,27 @@ struct pad_ctx {
     float *padded;
 };
 
-/* Row i of padded plane `plane` (image n's channel c is plane n·C + c, in x and the copy). */
+/* Row i of padded plane `plane` (image n's channel c is plane n·C + c, in x and the copy;
+ * NHWC: image n is plane n, its rows all its pixels' channels, pixel_step floats a pixel). */
 static void pad_row(const struct pad_ctx *pc, int64_t plane, int64_t i) {
     const struct ig_geometry *g = pc->g;
-    float *dst = pc->padded + (plane * g->hp + i) * g->wp;
+    const int64_t unit = g->pixel_step;
+    float *dst = pc->padded + (plane * g->hp + i) * g->wp * unit;
     const int64_t ih = i - pc->pt;
-    if (ih < 0 || ih >= g->h) fconv_zero_floats(dst, g->wp);
-    else fconv_copy_padded_row(dst, g->wp, pc->x + (plane * g->h + ih) * g->w, g->w, -pc->pl);
-}
-
-/* NHWC: padded row i of image n, all its pixels' channels, one run of floats (task n·hp + i;
- * the split by rows gives a thread whole images where a pass has an image per thread). */
-static void pad_pixel_row_task(const void *vctx, size_t task) {
-    const struct pad_ctx *pc = vctx;
-    const struct ig_geometry *g = pc->g;
-    const int64_t n = (int64_t)task / g->hp, i = (int64_t)task % g->hp, ih = i - pc->pt;
-    float *dst = pc->padded + (n * g->hp + i) * g->wp * g->c;
-    if (ih < 0 || ih >= g->h) fconv_zero_floats(dst, g->wp * g->c);
-    else fconv_copy_padded_row(dst, g->wp * g->c, pc->x + (n * g->h + ih) * g->w * g->c, g->w * g->c, -pc->pl * g->c);
+    if (ih < 0 || ih >= g->h) fconv_zero_floats(dst, g->wp * unit);
+    else fconv_copy_padded_row(dst, g->wp * unit, pc->x + (plane * g->h + ih) * g->w * unit, g->w * unit, -pc->pl * unit);
 }
 
 /* Padded row i of every channel of image n (task n·hp + i), where a pass has fewer images
- * than threads: split by rows, as the tiles are, so that a thread copies mostly the rows its
- * own tiles then read. */
+ * than threads (NHWC: always, a row being one run of floats; the split by rows gives a thread
+ * whole images where a pass has an image per thread): split by rows, as the tiles are, so
+ * that a thread copies mostly the rows its own tiles then read. */
 static void pad_row_task(const void *vctx, size_t task) {
     const struct pad_ctx *pc = vctx;
     const int64_t n = (int64_t)task / pc->g->hp, i = (int64_t)task % pc->g->hp;
-    for (int64_t c = 0; c < pc->g->c; c++) pad_row(pc, n * pc->g->c + c, i);
+    if (pc->g->nhwc) pad_row(pc, n, i);
+    else
+        for (int64_t c = 0; c < pc->g->c; c++) pad_row(pc, n * pc->g->c + c, i);
 }
 
 /* Padded plane n·C + c, its rows in order, where a pass has an image per thread or more:
@@ -387,7 +384,7 @@ static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i, int64_t c
     int64_t grp = i / g->blocks, b = i % g->blocks;
     int64_t image = j / g->tiles, pixels = g->p * g->q, pix0 = j % g->tiles * g->px;
     int64_t npix = pixels - pix0 < g->px ? pixels - pix0 : g->px;
-    const float *xg = tc->x + image * g->c * g->hp * g->wp + grp * g->cg * (g->nhwc ? 1 : g->hp * g->wp);
+    const float *xg = tc->x + image * g->c * g->hp * g->wp + grp * g->cg * g->channel_step;
     float *y = tc->y + image * g->k * pixels;
     const float *bases[FCONV_IMPLICIT_GEMM_PX_MAX];
     for (int64_t e = 0; e < g->px; e++) /* past the last pixel: repeat it, its sums are not stored */
@@ -485,9 +482,7 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
         const float *xn = x + n0 * g.c * g.h * g.w;
         if (g.copy) { /* the pass's images are consecutive planes in x and in the copy alike */
             struct pad_ctx pc = {&g, d->pad_top, d->pad_left, xn, (float *)ws};
-            if (g.nhwc)
-                fconv_parallel_1d(plan->threads, (size_t)(images * g.hp), pad_pixel_row_task, &pc);
-            else if (images >= (plan->threads > 1 ? plan->threads : 1))
+            if (!g.nhwc && images >= (plan->threads > 1 ? plan->threads : 1))
                 fconv_parallel_1d(plan->threads, (size_t)(images * g.c), pad_plane_task, &pc);
             else
                 fconv_parallel_1d(plan->threads, (size_t)(images * g.hp), pad_row_task, &pc);

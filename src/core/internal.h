@@ -154,11 +154,12 @@ size_t fconv_layout_copy_bytes(const fconv_plan *plan);
 double fconv_layout_copy_seconds(const fconv_plan *plan);
 /* a->cost(plan), plus the copies' time where plan runs a on them: what AUTO compares. */
 double fconv_algorithm_cost(const fconv_plan *plan, const struct fconv_algorithm *a);
-/* Execute plan (whose algorithm runs on copies): x to NCHW, the algorithm, its output to y.
- * workspace: the aligned workspace of algo_workspace_bytes. Fails only where a device
- * execute fails, y then untouched. */
-fconv_status fconv_layout_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias,
-                                  float *y, void *workspace);
+/* For a plan whose algorithm runs on copies: x transposed into its NCHW copy at the end of
+ * the aligned workspace (of algo_workspace_bytes), *x_nchw that copy and *y_nchw where the
+ * algorithm writes its NCHW output; then, once it has, that output transposed into y. */
+void fconv_layout_to_nchw(const fconv_plan *plan, const float *x, void *workspace, const float **x_nchw,
+                          float **y_nchw);
+void fconv_layout_to_nhwc(const fconv_plan *plan, const float *y_nchw, float *y);
 
 /* ---- validation (validate.c) ------------------------------------------------------------- */
 

@@ -3,7 +3,7 @@
  * transposed into an NCHW copy at the end of the workspace, the algorithm runs on it into an
  * NCHW copy of y, and that copy is transposed into y. Algorithms that run NHWC as it lies
  * (fconv_algorithm.nhwc) skip both. select.c adds the copies' bytes to a candidate's
- * workspace and their time to its cost; plan.c runs them around execute.
+ * workspace and their time to its cost; plan.c runs them around the algorithm.
  */
 #include "core/dispatch.h"
 #include "core/internal.h"
@@ -73,20 +73,15 @@ static void transpose_images(const fconv_plan *plan, const float *src, float *ds
     fconv_parallel_1d_steal(plan->threads, (size_t)(plan->conv2d.n * strips), transpose_task, &t);
 }
 
-fconv_status fconv_layout_execute(const fconv_plan *plan, const float *x, const float *w, const float *bias,
-                                  float *y, void *workspace) {
+void fconv_layout_to_nchw(const fconv_plan *plan, const float *x, void *workspace, const float **x_nchw,
+                          float **y_nchw) {
     const fconv_conv2d_desc *d = &plan->conv2d;
-    const size_t copies = fconv_layout_copy_bytes(plan);
-    float *x_nchw = (float *)((char *)workspace + plan->algo_workspace_bytes - copies);
-    float *y_nchw = x_nchw + fconv_round_up_64((size_t)plan->x_elems * sizeof(float)) / sizeof(float);
-    transpose_images(plan, x, x_nchw, d->h * d->w, d->c, 1);
-    if (plan->algo->execute_device) {
-        fconv_status st = plan->algo->execute_device(plan, x_nchw, w, bias, y_nchw);
-        if (st != FCONV_OK) return st; /* y untouched */
-    } else {
-        fconv_gpu_timing_clear();
-        plan->algo->execute(plan, x_nchw, w, bias, y_nchw, workspace);
-    }
-    transpose_images(plan, y_nchw, y, plan->out_h * plan->out_w, d->k, 0);
-    return FCONV_OK;
+    float *xc = (float *)((char *)workspace + plan->algo_workspace_bytes - fconv_layout_copy_bytes(plan));
+    *y_nchw = xc + fconv_round_up_64((size_t)plan->x_elems * sizeof(float)) / sizeof(float);
+    transpose_images(plan, x, xc, d->h * d->w, d->c, 1);
+    *x_nchw = xc;
+}
+
+void fconv_layout_to_nhwc(const fconv_plan *plan, const float *y_nchw, float *y) {
+    transpose_images(plan, y_nchw, y, plan->out_h * plan->out_w, plan->conv2d.k, 0);
 }

@@ -221,16 +221,19 @@ fconv_status fconv_execute_with_workspace(const fconv_plan *plan, const float *x
     void *aligned = NULL;
     if (workspace && plan->algo_workspace_bytes > 0)
         aligned = (void *)(((uintptr_t)workspace + 63) & ~(uintptr_t)63);
-    if (fconv_layout_copies(plan, plan->algo)) {
-        st = fconv_layout_execute(plan, x, w, bias, y, aligned);
-        if (st != FCONV_OK) return st;
-    } else if (plan->algo->execute_device) {
-        st = plan->algo->execute_device(plan, x, w, bias, y); /* GPU: records its timing */
-        if (st != FCONV_OK) return st;
+    /* NHWC with an algorithm that reads NCHW only: it runs between copies (layout.c) */
+    const int copies = fconv_layout_copies(plan, plan->algo);
+    const float *xa = x;
+    float *ya = y;
+    if (copies) fconv_layout_to_nchw(plan, x, aligned, &xa, &ya);
+    if (plan->algo->execute_device) {
+        st = plan->algo->execute_device(plan, xa, w, bias, ya); /* GPU: records its timing */
+        if (st != FCONV_OK) return st;                          /* y untouched */
     } else {
         fconv_gpu_timing_clear();
-        plan->algo->execute(plan, x, w, bias, y, aligned);
+        plan->algo->execute(plan, xa, w, bias, ya, aligned);
     }
+    if (copies) fconv_layout_to_nhwc(plan, ya, y);
     fconv_clear_error();
     return FCONV_OK;
 }
