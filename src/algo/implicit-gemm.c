@@ -374,16 +374,16 @@ struct tile_ctx {
     int input_streams;   /* x is read in place and does not stay cached from one run to the next */
 };
 
-/* Tile j (image of the pass, pixel tile) of channel block i (group, block). Threads split
- * the tiles, not the blocks: a thread takes a share of the image's pixels for every block,
- * not every pixel for a share of the blocks (which each thread then read from the other's
- * cache): 2 threads, 128 -> 128 3x3/2 on 56^2, 1.15 -> 1.05 ms; 512 channels on 14^2 1.11 ->
- * 1.07. */
-static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i, int64_t chunk, float *sums) {
+/* Pixel tile `tile` of image `image` of the pass, channel block b of group grp. Threads
+ * split the tiles, not the blocks: a thread takes a share of the image's pixels for every
+ * block, not every pixel for a share of the blocks (which each thread then read from the
+ * other's cache): 2 threads, 128 -> 128 3x3/2 on 56^2, 1.15 -> 1.05 ms; 512 channels on 14^2
+ * 1.11 -> 1.07. */
+static void tile_task(const struct tile_ctx *tc, int64_t image, int64_t tile, int64_t grp, int64_t b,
+                      int64_t chunk, float *sums) {
     const struct ig_geometry *g = tc->g;
-    int64_t grp = i / g->blocks, b = i % g->blocks;
-    int64_t image = j / g->tiles, pixels = g->p * g->q, pix0 = j % g->tiles * g->px;
-    int64_t npix = pixels - pix0 < g->px ? pixels - pix0 : g->px;
+    const int64_t pixels = g->p * g->q, pix0 = tile * g->px;
+    const int64_t npix = pixels - pix0 < g->px ? pixels - pix0 : g->px;
     const float *xg = tc->x + image * g->c * g->hp * g->wp + grp * g->cg * g->channel_step;
     float *y = tc->y + image * g->k * pixels;
     const float *bases[FCONV_IMPLICIT_GEMM_PX_MAX];
@@ -403,19 +403,26 @@ static void tile_task(const struct tile_ctx *tc, int64_t j, int64_t i, int64_t c
     }
     /* Chunk `chunk` of the tile's taps [ta, tb): its first chunk starts from zero, its last
      * stores y, and those between pass their sums on through `sums` (a tile without taps
-     * stores the bias, with chunk 0). */
+     * stores the bias, with chunk 0). One chunk (most layers): no division. */
     const int64_t ta = r0 * g->row_taps, tb = r1 * g->row_taps;
-    const int64_t first = tb > ta ? ta / g->chunk : 0, last = tb > ta ? (tb - 1) / g->chunk : 0;
-    if (chunk < first || chunk > last) return;
-    const int64_t t0 = chunk > first ? chunk * g->chunk : ta;
-    const int64_t t1 = chunk < last ? (chunk + 1) * g->chunk : tb;
+    int64_t first = 0, last = 0, t0 = ta, t1 = tb;
+    if (g->chunk < g->taps) {
+        first = tb > ta ? ta / g->chunk : 0;
+        last = tb > ta ? (tb - 1) / g->chunk : 0;
+        if (chunk < first || chunk > last) return;
+        t0 = chunk > first ? chunk * g->chunk : ta;
+        t1 = chunk < last ? (chunk + 1) * g->chunk : tb;
+    }
     /* Edged: a row's first and last tile leave out the columns their end pixels' windows
      * have in the padding (a tile lies within one output row). A kernel column's taps are
      * one tap per row of channels (NCHW), or the row's C/G consecutive taps (NHWC). */
-    const size_t column_taps = g->nhwc ? (size_t)g->cg : 1, group = g->nhwc ? (size_t)g->row_taps : (size_t)d->s;
-    const struct fconv_implicit_gemm_edges edges = {
-        group, pix0 % g->q == 0 ? (size_t)g->edge_first * column_taps : 0,
-        (pix0 + g->px) % g->q == 0 ? (size_t)g->edge_last * column_taps : 0, (size_t)t0 % group};
+    struct fconv_implicit_gemm_edges edges = {0, 0, 0, 0};
+    if (g->edged) {
+        const size_t column_taps = g->nhwc ? (size_t)g->cg : 1, group = g->nhwc ? (size_t)g->row_taps : (size_t)d->s;
+        edges = (struct fconv_implicit_gemm_edges){
+            group, pix0 % g->q == 0 ? (size_t)g->edge_first * column_taps : 0,
+            (pix0 + g->px) % g->q == 0 ? (size_t)g->edge_last * column_taps : 0, (size_t)t0 % group};
+    }
     int64_t k0 = grp * g->kg + b * g->block, nv = block_vectors(g, b);
     tc->kern->implicit_gemm_tile((size_t)(t1 - t0), bases, tc->s->tap_offsets + t0,
                                  tc->packed + (grp * g->blocks + b) * g->taps * g->block + t0 * nv * g->lanes,
@@ -444,10 +451,16 @@ static void pairs_task(const void *vctx, size_t begin, size_t end, size_t worker
     for (int64_t f = (int64_t)begin; f < hi;) {
         const int64_t c = f / per_run, local = f % per_run;
         const int64_t m = sc->tiles - c * sc->run < sc->run ? sc->tiles - c * sc->run : sc->run;
-        const int64_t b = local / m, j0 = local % m, j1 = j0 + (hi - f) < m ? j0 + (hi - f) : m;
-        for (int64_t chunk = 0; chunk < chunks; chunk++)
-            for (int64_t j = j0; j < j1; j++)
-                tile_task(sc->tc, c * sc->run + j, b, chunk, sums ? sums + (j - j0) * g->px * g->block : NULL);
+        const int64_t i = local / m, j0 = local % m, j1 = j0 + (hi - f) < m ? j0 + (hi - f) : m;
+        const int64_t grp = i / g->blocks, b = i % g->blocks;
+        for (int64_t chunk = 0; chunk < chunks; chunk++) {
+            /* the range's tiles, image by image, without a division per tile */
+            int64_t image = (c * sc->run + j0) / g->tiles, tile = (c * sc->run + j0) % g->tiles;
+            for (int64_t j = j0; j < j1; j++) {
+                tile_task(sc->tc, image, tile, grp, b, chunk, sums ? sums + (j - j0) * g->px * g->block : NULL);
+                if (++tile == g->tiles) tile = 0, image++;
+            }
+        }
         f += j1 - j0;
     }
 }
