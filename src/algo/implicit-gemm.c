@@ -524,5 +524,5 @@ const struct fconv_algorithm fconv_algorithm_implicit_gemm = {
     .prepare = ig_prepare,
     .release = ig_release,
     .execute = ig_execute,
-    .nhwc = 1,
+    .runs_nhwc = fconv_runs_nhwc_always,
 };

@@ -39,5 +39,5 @@ const struct fconv_algorithm fconv_algorithm_reference = {
     .workspace = reference_workspace,
     .cost = reference_cost,
     .execute = reference_execute,
-    .nhwc = 1,
+    .runs_nhwc = fconv_runs_nhwc_always,
 };

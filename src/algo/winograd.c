@@ -729,6 +729,7 @@ static fconv_status wino_supports(const fconv_plan *plan, int m, char *why, size
 
 /* Plan-time weights: transform them once into plan->algo_state (U, the layout above). */
 static fconv_status wino_prepare(fconv_plan *plan, int m) {
+    if (fconv_wino_nhwc_runs(plan, m)) return fconv_wino_nhwc_prepare(plan, m);
     if (!plan->weights) return FCONV_OK;
     struct wino_geometry g = geometry(plan, m);
     float *u = fconv_alloc_aligned(g.u_size);
@@ -745,7 +746,9 @@ static void wino_release(fconv_plan *plan) {
     plan->algo_state = NULL;
 }
 
-static size_t wino_workspace(const fconv_plan *plan, int m) { return geometry(plan, m).total; }
+static size_t wino_workspace(const fconv_plan *plan, int m) {
+    return fconv_wino_nhwc_runs(plan, m) ? fconv_wino_nhwc_workspace(plan, m) : geometry(plan, m).total;
+}
 
 /*
  * Seconds, over the plan's threads.
@@ -830,8 +833,10 @@ static double wino_cost(const fconv_plan *plan, int m) {
     static fconv_status prepare_##M(fconv_plan *p) { return wino_prepare(p, M); }                 \
     static void execute_##M(const fconv_plan *p, const float *x, const float *w, const float *b, \
                             float *y, void *ws) {                                                 \
-        wino_run(p, M, x, w, b, y, ws);                                                           \
+        if (fconv_wino_nhwc_runs(p, M)) fconv_wino_nhwc_execute(p, M, x, w, b, y, ws);            \
+        else wino_run(p, M, x, w, b, y, ws);                                                      \
     }                                                                                             \
+    static int nhwc_##M(const fconv_plan *p) { return fconv_wino_nhwc_runs(p, M); }               \
     const struct fconv_algorithm SYMBOL = {                                                       \
         .id = ID,                                                                                 \
         .name = NAME,                                                                             \
@@ -844,6 +849,7 @@ static double wino_cost(const fconv_plan *plan, int m) {
         .prepare = prepare_##M,                                                                   \
         .release = wino_release,                                                                  \
         .execute = execute_##M,                                                                   \
+        .runs_nhwc = nhwc_##M,                                                                    \
     };
 
 #define SERVES_3X3 (FCONV_SERVES_CONV2D | FCONV_SERVES_FILTER2D)

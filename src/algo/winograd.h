@@ -15,6 +15,8 @@
 
 #include <stddef.h>
 
+#include "fastconv.h"
+
 /* Tiles processed together in the transforms' inner loops; tile blocks are padded to it. */
 #define FCONV_WINO_STRIP 16
 
@@ -38,5 +40,18 @@ const struct fconv_wino_matrices *fconv_wino_matrices_for(int m);
  */
 void fconv_wino_transform_filter(const struct fconv_wino_matrices *mat, const float *g,
                                  float *u, size_t u_step);
+
+/*
+ * The NHWC driver (winograd-nhwc.c) for F(m x m, 3 x 3), m = 2, 4, 6: whether it runs the plan
+ * (conv2d in FCONV_LAYOUT_NHWC, one group, C and K multiples of 16, U within half the
+ * last-level cache; otherwise the plan goes through layout.c's NCHW copies), and its
+ * workspace, prepare (plan-time weights transformed into plan->algo_state, freed by
+ * fconv_free_aligned) and execute, the same contracts as fconv_algorithm's.
+ */
+int fconv_wino_nhwc_runs(const fconv_plan *plan, int m);
+size_t fconv_wino_nhwc_workspace(const fconv_plan *plan, int m);
+fconv_status fconv_wino_nhwc_prepare(fconv_plan *plan, int m);
+void fconv_wino_nhwc_execute(const fconv_plan *plan, int m, const float *x, const float *w,
+                             const float *bias, float *y, void *workspace);
 
 #endif

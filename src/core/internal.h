@@ -110,10 +110,16 @@ struct fconv_algorithm {
     unsigned devices;
     fconv_status (*execute_device)(const fconv_plan *plan, const float *x, const float *w,
                                    const float *bias, float *y);
-    /* Nonzero: runs conv2d's FCONV_LAYOUT_NHWC as it lies (reads plan->conv2d.layout). The
-     * others never see the layout: they run on NCHW copies (layout.c). */
-    int nhwc;
+    /* Nonzero for an NHWC conv2d plan it runs as it lies (reads plan->conv2d.layout); NULL or
+     * zero: it never sees the layout and runs on NCHW copies (layout.c). */
+    int (*runs_nhwc)(const fconv_plan *plan);
 };
+
+/* fconv_algorithm.runs_nhwc of an algorithm that runs every NHWC plan as it lies. */
+static inline int fconv_runs_nhwc_always(const fconv_plan *plan) {
+    (void)plan;
+    return 1;
+}
 
 /* Does algorithm a run on device d? (CPU algorithms leave devices at 0.) */
 static inline int fconv_algorithm_runs_on(const struct fconv_algorithm *a, fconv_device d) {

@@ -2,7 +2,7 @@
  * layout.c — conv2d's NHWC layout for the algorithms that read and write NCHW only: x is
  * transposed into an NCHW copy at the end of the workspace, the algorithm runs on it into an
  * NCHW copy of y, and that copy is transposed into y. Algorithms that run NHWC as it lies
- * (fconv_algorithm.nhwc) skip both. select.c adds the copies' bytes to a candidate's
+ * (fconv_algorithm.runs_nhwc) skip both. select.c adds the copies' bytes to a candidate's
  * workspace and their time to its cost; plan.c runs them around the algorithm.
  */
 #include "core/dispatch.h"
@@ -24,7 +24,8 @@
 #define COPY_SECONDS_PER_FLOAT 0.9e-9
 
 int fconv_layout_copies(const fconv_plan *plan, const struct fconv_algorithm *a) {
-    return plan->kind == FCONV_KIND_CONV2D && plan->conv2d.layout == FCONV_LAYOUT_NHWC && !a->nhwc;
+    return plan->kind == FCONV_KIND_CONV2D && plan->conv2d.layout == FCONV_LAYOUT_NHWC &&
+           !(a->runs_nhwc && a->runs_nhwc(plan));
 }
 
 size_t fconv_layout_copy_bytes(const fconv_plan *plan) {

@@ -258,6 +258,89 @@ static void test_streamed_output(void) {
     free(y1);
 }
 
+/* NHWC plans that winograd-2x2/4x4/6x6 run as they lie (winograd-nhwc.c: C and K multiples
+ * of 16, one group): partial tiles, a 1x1 image, padding on one side, output channel blocks
+ * of the tile partly filled (48, 80), several tile blocks, and a layer whose U passes 1 MiB
+ * with few tiles (the steps split across the threads); against the reference on every ISA,
+ * the same bits for 1, 2 and 3 threads and for weights at plan time or execute time, and
+ * without the NCHW copies (the explanation does not name them). */
+static void test_nhwc_native(void) {
+    static const fconv_conv2d_desc shapes[] = {
+        {.n = 2, .c = 16, .h = 13, .w = 11, .k = 32, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU},
+        {.n = 1, .c = 32, .h = 1, .w = 1, .k = 16, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .has_bias = 1},
+        {.n = 3, .c = 16, .h = 9, .w = 20, .k = 48, .r = 3, .s = 3, .pad_top = 2, .pad_left = 0, .pad_bottom = 0,
+         .pad_right = 3},
+        {.n = 1, .c = 48, .h = 30, .w = 30, .k = 80, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .activation = FCONV_ACTIVATION_RELU},
+        {.n = 1, .c = 96, .h = 8, .w = 8, .k = 96, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .has_bias = 1},
+    };
+    static const fconv_algo algos[] = {FCONV_ALGO_WINOGRAD_2X2, FCONV_ALGO_WINOGRAD_4X4, FCONV_ALGO_WINOGRAD_6X6};
+    static const fconv_isa isas[] = {FCONV_ISA_SCALAR, FCONV_ISA_AVX2, FCONV_ISA_AVX512};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        fconv_conv2d_desc d = shapes[s];
+        d.layout = FCONV_LAYOUT_NHWC;
+        for (size_t a = 0; a < 3; a++)
+            for (size_t i = 0; i < 3; i++) {
+                fconv_algo_info info;
+                CHECK(fconv_algo_get_info(algos[a], &info) == FCONV_OK);
+                float *y1 = NULL;
+                for (int run = 0; run < 4; run++) { /* 1, 2, 3 threads; then plan-time weights */
+                    const int threads = run < 3 ? run + 1 : 2;
+                    fconv_options o = {.algo = algos[a], .threads = threads, .max_isa = isas[i]};
+                    fconv_plan *plan;
+                    CHECK(fconv_plan_conv2d(&d, &o, NULL, NULL, &plan) == FCONV_OK);
+                    if (fconv_plan_isa(plan) != isas[i]) { /* not on this machine */
+                        fconv_plan_destroy(plan);
+                        break;
+                    }
+                    int64_t nx = fconv_plan_input_elements(plan), nw = fconv_plan_weight_elements(plan);
+                    int64_t ny = fconv_plan_output_elements(plan);
+                    float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w);
+                    float *y = malloc((size_t)ny * sizeof *y), bias[96];
+                    uint64_t saved = test_rng_state;
+                    test_fill_random(x, (size_t)nx);
+                    test_fill_random(w, (size_t)nw);
+                    test_fill_random(bias, 96);
+                    test_rng_state = saved; /* the same data every run */
+                    const float *b = d.has_bias ? bias : NULL;
+                    if (run == 3) { /* the weights (and bias) held by the plan */
+                        fconv_plan_destroy(plan);
+                        CHECK(fconv_plan_conv2d(&d, &o, w, b, &plan) == FCONV_OK);
+                    }
+                    CHECKF(!strstr(fconv_plan_explain(plan), "NCHW copies"), "%s shape %zu: %s", info.name, s,
+                           fconv_plan_explain(plan));
+                    CHECK(fconv_execute(plan, x, run == 3 ? NULL : w, run == 3 ? NULL : b, y) == FCONV_OK);
+                    if (!y1) {
+                        double err = fconv_ref_normalized_error(plan, x, w, b, y, 1, NULL);
+                        CHECKF(err <= info.error_bound, "%s shape %zu %s: error %.3g", info.name, s,
+                               fconv_isa_name(isas[i]), err);
+                        y1 = y;
+                    } else {
+                        CHECKF(memcmp(y1, y, (size_t)ny * sizeof *y) == 0, "%s shape %zu %s: run %d differs from 1 thread",
+                               info.name, s, fconv_isa_name(isas[i]), run);
+                        free(y);
+                    }
+                    free(x);
+                    free(w);
+                    fconv_plan_destroy(plan);
+                }
+                free(y1);
+                test_rand_u64();
+            }
+    }
+    /* Channels that are not a multiple of 16, or groups: through the copies, still right */
+    fconv_conv2d_desc d = {.n = 1, .c = 24, .h = 10, .w = 10, .k = 16, .r = 3, .s = 3, .groups = 2,
+                           .layout = FCONV_LAYOUT_NHWC};
+    fconv_options o = {.algo = FCONV_ALGO_WINOGRAD_4X4};
+    fconv_plan *plan;
+    CHECK(fconv_plan_conv2d(&d, &o, NULL, NULL, &plan) == FCONV_OK);
+    CHECK_STR_CONTAINS(fconv_plan_explain(plan), "NCHW copies");
+    fconv_plan_destroy(plan);
+}
+
 /* Planning d with algo fails with EUNSUPPORTED, the error naming `reason`. */
 static void expect_decline(fconv_algo algo, const fconv_conv2d_desc *d, const char *reason) {
     fconv_options o = {.algo = algo};
@@ -309,6 +392,7 @@ int main(void) {
     TEST(test_tile_transforms);
     TEST(test_conv2d_blocks);
     TEST(test_streamed_output);
+    TEST(test_nhwc_native);
     TEST(test_declines);
     return test_finish();
 }

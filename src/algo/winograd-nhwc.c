@@ -1,0 +1,333 @@
+/*
+ * winograd-nhwc.c — Winograd F(m x m, 3 x 3), m = 2, 4 or 6, on conv2d's NHWC tensors as they
+ * lie (winograd.c hands winograd-2x2/4x4/6x6 plans over where fconv_wino_nhwc_runs says so).
+ * In NHWC a pixel's channels sit side by side, so every step keeps the channels in the vector
+ * lanes where the NCHW driver keeps the tiles:
+ *   1. a tile's alpha x alpha patch is alpha runs of alpha pixels, each run alpha·C
+ *      consecutive floats of x, copied whole into the worker's patch buffer (zeros where the
+ *      patch leaves the image) and transformed by the tile-minor kernels of winograd-tiles.c
+ *      with the C channels as their "tiles" (ld = C): V[ξν][tile][c];
+ *   2. M[ξν][tile][k] = sum_c V[ξν][tile][c] · U[ξν][k][c] on implicit-gemm's register tile,
+ *      whose pixels (broadcast) are here tiles and whose taps are the channels: a tile's row
+ *      of V is read in place, U is packed as that tile's weights, and M is stored channels
+ *      last;
+ *   3. the output transform, output channels in the lanes, leaves a tile's m x m pixels in a
+ *      buffer, and the valid ones go to y with the bias and ReLU, K floats a pixel.
+ * Work units are blocks of consecutive tiles (all images), each run whole by one worker with
+ * its own buffers, shared out as fconv_parallel_steal does; a unit's arithmetic never depends
+ * on the worker. Through NCHW copies instead (layout.c), each copy costs a pass over x or y
+ * (0.3 ns a float beside winograd-4x4, 2 threads).
+ */
+#include <string.h>
+
+#include "algo/winograd.h"
+#include "core/dispatch.h"
+#include "core/internal.h"
+#include "core/parallel.h"
+
+/* V and M of one block aim at this many floats together (2 MiB, the NCHW driver's target);
+ * a block holds at most WINO_NHWC_MAX_BLOCK tiles. */
+#define WINO_NHWC_BLOCK_TARGET_FLOATS ((int64_t)1 << 19)
+#define WINO_NHWC_MAX_BLOCK ((int64_t)256)
+/* Every block reads all of U: native only while U stays in the last-level cache between
+ * blocks. */
+#define WINO_NHWC_MAX_U_BYTES ((double)FCONV_LLC_BYTES / 2)
+/* U this small stays in each core's L2 while a worker runs whole blocks (the NCHW driver's
+ * WINO_U_PRIVATE_BYTES). */
+#define WINO_NHWC_U_PRIVATE_BYTES ((double)(1 << 20))
+
+struct wn_geometry {
+    const struct fconv_wino_matrices *mat;
+    const struct fconv_kernels *kern;
+    int64_t m, alpha, a2;
+    int64_t n, c, k, h, w, p, q, pad_top, pad_left;
+    int64_t tiles_h, tiles_w, tiles; /* tiles of all images together */
+    int64_t px, lanes, block, kblocks; /* implicit-gemm's tile: px tiles by block channels */
+    int64_t tb, blocks;                /* tiles per block (a multiple of px where there are more), blocks */
+    int relu;
+    int phase_mode;                    /* each block's steps split across the threads (else whole
+                                          blocks per worker) */
+    size_t u_floats;                   /* U packed: a2 · kblocks · C · block */
+    /* workspace: [channel offsets][U, weights at execute time][V, M per set][patch, out per
+     * thread]: a set per worker running whole blocks, one shared in phase mode */
+    size_t offsets_bytes, u_bytes, patch_bytes, v_bytes, m_bytes, out_bytes, sets, threads, total;
+};
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static struct wn_geometry wn_geometry(const fconv_plan *plan, int m) {
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    struct wn_geometry g;
+    memset(&g, 0, sizeof g);
+    g.mat = fconv_wino_matrices_for(m);
+    g.kern = plan->kernels;
+    g.m = m;
+    g.alpha = m + 2;
+    g.a2 = g.alpha * g.alpha;
+    g.n = d->n;
+    g.c = d->c;
+    g.k = d->k;
+    g.h = d->h;
+    g.w = d->w;
+    g.p = plan->out_h;
+    g.q = plan->out_w;
+    g.pad_top = d->pad_top;
+    g.pad_left = d->pad_left;
+    g.relu = d->activation == FCONV_ACTIVATION_RELU;
+    g.tiles_h = (g.p + m - 1) / m;
+    g.tiles_w = (g.q + m - 1) / m;
+    g.tiles = g.n * g.tiles_h * g.tiles_w;
+    g.px = (int64_t)g.kern->implicit_gemm_px;
+    g.lanes = (int64_t)g.kern->lanes;
+    g.block = (int64_t)g.kern->implicit_gemm_nv * g.lanes;
+    g.kblocks = (g.k + g.block - 1) / g.block;
+    /* Whole blocks per worker where U stays in a core's L2 or the blocks share out (at
+     * least two per thread: a worker done early takes what the other has not begun);
+     * otherwise each block's input transform, products and output transform are split
+     * across the threads, the products by ξν, so that each thread reads only its share of U
+     * (1 x 256 x 14^2, 16 tiles and U of 9.4 MB: whole blocks of 7 tiles had each worker
+     * read all of U for every block). */
+    const int64_t threads = plan->threads > 1 ? plan->threads : 1;
+    const double u_bytes = 4.0 * (double)(g.a2 * g.c * g.k);
+    int64_t tb = min64(WINO_NHWC_BLOCK_TARGET_FLOATS / (g.a2 * (g.c + g.k)), WINO_NHWC_MAX_BLOCK);
+    const int64_t tb_shared = min64(tb, (g.tiles + 2 * threads - 1) / (2 * threads));
+    g.phase_mode = threads > 1 && u_bytes > WINO_NHWC_U_PRIVATE_BYTES && tb_shared < tb / 2;
+    if (!g.phase_mode) tb = tb_shared;
+    tb = tb < g.px ? g.px : tb / g.px * g.px;
+    g.blocks = (g.tiles + tb - 1) / tb;
+    g.tb = (g.tiles + g.blocks - 1) / g.blocks; /* balanced, whole register tiles */
+    g.tb = (g.tb + g.px - 1) / g.px * g.px;
+    g.blocks = (g.tiles + g.tb - 1) / g.tb;
+    g.u_floats = (size_t)(g.a2 * g.kblocks * g.c * g.block);
+    g.offsets_bytes = fconv_round_up_64((size_t)g.c * sizeof(int32_t));
+    g.u_bytes = plan->weights ? 0 : fconv_round_up_64(g.u_floats * sizeof(float));
+    g.patch_bytes = fconv_round_up_64((size_t)(g.a2 * g.c) * sizeof(float));
+    g.v_bytes = fconv_round_up_64((size_t)(g.a2 * g.tb * g.c) * sizeof(float));
+    g.m_bytes = fconv_round_up_64((size_t)(g.a2 * g.tb * g.k) * sizeof(float));
+    g.out_bytes = fconv_round_up_64((size_t)(g.m * g.m * g.k) * sizeof(float));
+    g.threads = (size_t)threads;
+    g.sets = g.phase_mode ? 1 : (size_t)min64(threads, g.blocks);
+    g.total = g.offsets_bytes + g.u_bytes + g.sets * (g.v_bytes + g.m_bytes) + g.threads * (g.patch_bytes + g.out_bytes);
+    return g;
+}
+
+int fconv_wino_nhwc_runs(const fconv_plan *plan, int m) {
+    if (plan->kind != FCONV_KIND_CONV2D || plan->conv2d.layout != FCONV_LAYOUT_NHWC || m == 3) return 0;
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    /* The transforms run 16 channels at a time (FCONV_WINO_STRIP); one group (a group's
+     * channels would be a stride apart in V and in y). */
+    if (d->groups != 1 || d->c % FCONV_WINO_STRIP != 0 || d->k % FCONV_WINO_STRIP != 0) return 0;
+    const double u_bytes = 4.0 * (double)((m + 2) * (m + 2)) * (double)d->c * (double)d->k;
+    return u_bytes <= WINO_NHWC_MAX_U_BYTES;
+}
+
+size_t fconv_wino_nhwc_workspace(const fconv_plan *plan, int m) { return wn_geometry(plan, m).total; }
+
+/* ---- U: per ξν and block of output channels, implicit-gemm's weights (tap c's vectors,
+ * nv·lanes floats of channels kb·block ..., then tap c + 1's); every block reserves C·block
+ * floats, so each starts 64-byte aligned. K is a multiple of 16: no lane lies past it. */
+
+struct u_ctx {
+    const struct wn_geometry *g;
+    const float *w;
+    float *u;
+};
+
+static void u_task(const void *vctx, size_t kk) {
+    const struct u_ctx *ctx = vctx;
+    const struct wn_geometry *g = ctx->g;
+    const int64_t k = (int64_t)kk, kb = k / g->block, j = k % g->block;
+    const int64_t width = min64(g->block, g->k - kb * g->block); /* the block's nv·lanes */
+    const size_t xn_step = (size_t)(g->kblocks * g->c * g->block);
+    for (int64_t c = 0; c < g->c; c++)
+        fconv_wino_transform_filter(g->mat, ctx->w + (k * g->c + c) * 9,
+                                    ctx->u + (size_t)(kb * g->c * g->block + c * width + j), xn_step);
+}
+
+static void transform_weights(const struct wn_geometry *g, int threads, const float *w, float *u) {
+    struct u_ctx ctx = {g, w, u};
+    fconv_parallel_1d(threads, (size_t)g->k, u_task, &ctx);
+}
+
+fconv_status fconv_wino_nhwc_prepare(fconv_plan *plan, int m) {
+    if (!plan->weights) return FCONV_OK;
+    struct wn_geometry g = wn_geometry(plan, m);
+    float *u = fconv_alloc_aligned(g.u_floats * sizeof(float));
+    if (!u)
+        return fconv_fail(FCONV_ENOMEM, "winograd-%dx%d: cannot allocate %zu bytes for the transformed weights", m,
+                          m, g.u_floats * sizeof(float));
+    transform_weights(&g, plan->threads, plan->weights, u);
+    plan->algo_state = u;
+    return FCONV_OK;
+}
+
+/* ---- execute ------------------------------------------------------------------------------ */
+
+struct wn_ctx {
+    const struct wn_geometry *g;
+    const float *x, *u, *bias;
+    const int32_t *offsets; /* 0 .. C-1: the tile's taps are V's channels in place */
+    float *y;
+    char *scratch;          /* the workers' buffers */
+};
+
+/* Tile t's patch (zeros outside the image) into d: element (i, j) at d + (i·alpha + j)·C. */
+static void copy_patch(const struct wn_geometry *g, const float *x, int64_t t, float *d) {
+    const int64_t per_image = g->tiles_h * g->tiles_w, n = t / per_image, ty = t % per_image / g->tiles_w,
+                  tx = t % g->tiles_w;
+    const int64_t row0 = ty * g->m - g->pad_top, col0 = tx * g->m - g->pad_left;
+    const int64_t j0 = col0 < 0 ? -col0 : 0, j1 = min64(g->alpha, g->w - col0);
+    const size_t run = (size_t)(g->alpha * g->c);
+    for (int64_t i = 0; i < g->alpha; i++) {
+        float *di = d + (size_t)i * run;
+        const int64_t r = row0 + i;
+        if (r < 0 || r >= g->h || j1 <= j0) {
+            memset(di, 0, run * sizeof(float));
+            continue;
+        }
+        if (j0 > 0) memset(di, 0, (size_t)(j0 * g->c) * sizeof(float));
+        memcpy(di + j0 * g->c, x + ((n * g->h + r) * g->w + col0 + j0) * g->c, (size_t)((j1 - j0) * g->c) * sizeof(float));
+        if (j1 < g->alpha) memset(di + j1 * g->c, 0, (size_t)((g->alpha - j1) * g->c) * sizeof(float));
+    }
+}
+
+/* A block's nt tiles: M[ξν][tile] = V[ξν][tile] · U[ξν]^T for ξν in [xn0, xn1), register
+ * tile by register tile, ξν by ξν and channel block by block (a block's U, C·block floats,
+ * serves all nt tiles). */
+static void multiply(const struct wn_ctx *ctx, int64_t xn0, int64_t xn1, int64_t nt, const float *v, float *mm) {
+    const struct wn_geometry *g = ctx->g;
+    const float *bases[FCONV_IMPLICIT_GEMM_PX_MAX];
+    for (int64_t xn = xn0; xn < xn1; xn++) {
+        const float *vx = v + xn * g->tb * g->c;
+        float *mx = mm + xn * g->tb * g->k;
+        for (int64_t kb = 0; kb < g->kblocks; kb++) {
+            const int64_t nch = min64(g->block, g->k - kb * g->block), nv = (nch + g->lanes - 1) / g->lanes;
+            const float *uw = ctx->u + (size_t)((xn * g->kblocks + kb) * g->c * g->block);
+            for (int64_t t = 0; t < nt; t += g->px) {
+                const int64_t npix = min64(g->px, nt - t);
+                for (int64_t e = 0; e < g->px; e++) bases[e] = vx + (t + min64(e, npix - 1)) * g->c;
+                g->kern->implicit_gemm_tile((size_t)g->c, bases, ctx->offsets, uw, (size_t)nv,
+                                            mx + t * g->k + kb * g->block, (size_t)g->k, 1, (size_t)npix,
+                                            (size_t)nch, NULL, 0, 0, NULL, NULL, NULL);
+            }
+        }
+    }
+}
+
+/* Tile t's m x m outputs (element (i, j) at out + (i·m + j)·K) to y where they lie inside
+ * it, the bias added and ReLU applied (max(0, .) that keeps NaN and -0.0, as every other
+ * path's epilogue). */
+static void store_tile(const struct wn_ctx *ctx, int64_t t, const float *out) {
+    const struct wn_geometry *g = ctx->g;
+    const int64_t per_image = g->tiles_h * g->tiles_w, n = t / per_image, ty = t % per_image / g->tiles_w,
+                  tx = t % g->tiles_w;
+    const int64_t rows = min64(g->m, g->p - ty * g->m), cols = min64(g->m, g->q - tx * g->m);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) {
+            const float *restrict src = out + (i * g->m + j) * g->k;
+            float *restrict dst = ctx->y + ((n * g->p + ty * g->m + i) * g->q + tx * g->m + j) * g->k;
+            const float *restrict bias = ctx->bias;
+            for (int64_t k = 0; k < g->k; k++) {
+                float v = bias ? src[k] + bias[k] : src[k];
+                dst[k] = g->relu && v < 0.0f ? 0.0f : v;
+            }
+        }
+}
+
+/* A worker's buffers: V and M of set `set`, the patch and output buffers of thread `worker`. */
+struct wn_buffers {
+    float *v, *mm, *patch, *out;
+};
+
+static struct wn_buffers buffers(const struct wn_ctx *ctx, size_t set, size_t worker) {
+    const struct wn_geometry *g = ctx->g;
+    char *sets = ctx->scratch, *own = sets + g->sets * (g->v_bytes + g->m_bytes) + worker * (g->patch_bytes + g->out_bytes);
+    struct wn_buffers b = {(float *)(sets + set * (g->v_bytes + g->m_bytes)),
+                           (float *)(sets + set * (g->v_bytes + g->m_bytes) + g->v_bytes), (float *)own,
+                           (float *)(own + g->patch_bytes)};
+    return b;
+}
+
+/* Block b's tiles [first, last) (of its nt) through the input transform, into V. */
+static void input_tiles(const struct wn_ctx *ctx, size_t b, int64_t first, int64_t last, const struct wn_buffers *buf) {
+    const struct wn_geometry *g = ctx->g;
+    const fconv_wino_input_fn input = g->kern->wino_input[g->mat->input_slot];
+    for (int64_t t = first; t < last; t++) {
+        copy_patch(g, ctx->x, (int64_t)b * g->tb + t, buf->patch);
+        input(buf->patch, buf->v + t * g->c, (size_t)(g->tb * g->c), (size_t)g->c, (size_t)g->c);
+    }
+}
+
+/* Block b's tiles [first, last) from M through the output transform into y. */
+static void output_tiles(const struct wn_ctx *ctx, size_t b, int64_t first, int64_t last, const struct wn_buffers *buf) {
+    const struct wn_geometry *g = ctx->g;
+    const fconv_wino_output_fn output = g->kern->wino_output[g->mat->output_slot];
+    for (int64_t t = first; t < last; t++) {
+        output(buf->mm + t * g->k, (size_t)(g->tb * g->k), buf->out, (size_t)g->k, (size_t)g->k);
+        store_tile(ctx, (int64_t)b * g->tb + t, buf->out);
+    }
+}
+
+static int64_t block_tiles(const struct wn_geometry *g, size_t b) { return min64(g->tb, g->tiles - (int64_t)b * g->tb); }
+
+static void block_piece(const void *vctx, size_t first, size_t last, size_t worker) {
+    const struct wn_ctx *ctx = vctx;
+    const struct wn_buffers buf = buffers(ctx, worker, worker);
+    for (size_t b = first; b < last; b++) {
+        const int64_t nt = block_tiles(ctx->g, b);
+        input_tiles(ctx, b, 0, nt, &buf);
+        multiply(ctx, 0, ctx->g->a2, nt, buf.v, buf.mm);
+        output_tiles(ctx, b, 0, nt, &buf);
+    }
+}
+
+/* Phase mode: one block's steps, each shared out (struct phase_ctx). */
+struct phase_ctx {
+    const struct wn_ctx *ctx;
+    size_t b;
+    int64_t nt;
+};
+
+static void input_piece(const void *vctx, size_t first, size_t last, size_t worker) {
+    const struct phase_ctx *p = vctx;
+    const struct wn_buffers buf = buffers(p->ctx, 0, worker);
+    input_tiles(p->ctx, p->b, (int64_t)first, (int64_t)last, &buf);
+}
+
+static void multiply_piece(const void *vctx, size_t first, size_t last, size_t worker) {
+    const struct phase_ctx *p = vctx;
+    const struct wn_buffers buf = buffers(p->ctx, 0, worker);
+    multiply(p->ctx, (int64_t)first, (int64_t)last, p->nt, buf.v, buf.mm);
+}
+
+static void output_piece(const void *vctx, size_t first, size_t last, size_t worker) {
+    const struct phase_ctx *p = vctx;
+    const struct wn_buffers buf = buffers(p->ctx, 0, worker);
+    output_tiles(p->ctx, p->b, (int64_t)first, (int64_t)last, &buf);
+}
+
+void fconv_wino_nhwc_execute(const fconv_plan *plan, int m, const float *x, const float *w, const float *bias,
+                             float *y, void *workspace) {
+    const struct wn_geometry g = wn_geometry(plan, m);
+    char *ws = workspace;
+    int32_t *offsets = (int32_t *)ws;
+    for (int64_t c = 0; c < g.c; c++) offsets[c] = (int32_t)c;
+    const float *u = plan->algo_state;
+    if (!plan->weights) {
+        float *uw = (float *)(ws + g.offsets_bytes);
+        transform_weights(&g, plan->threads, w, uw);
+        u = uw;
+    }
+    struct wn_ctx ctx = {&g, x, u, plan->conv2d.has_bias ? bias : NULL, offsets, y,
+                         ws + g.offsets_bytes + g.u_bytes};
+    if (!g.phase_mode) {
+        fconv_parallel_steal((int)g.sets, (size_t)g.blocks, 1, block_piece, &ctx);
+        return;
+    }
+    for (size_t b = 0; b < (size_t)g.blocks; b++) {
+        struct phase_ctx p = {&ctx, b, block_tiles(&g, b)};
+        fconv_parallel_steal((int)g.threads, (size_t)p.nt, 1, input_piece, &p);
+        fconv_parallel_steal((int)g.threads, (size_t)g.a2, 1, multiply_piece, &p);
+        fconv_parallel_steal((int)g.threads, (size_t)p.nt, 1, output_piece, &p);
+    }
+}
