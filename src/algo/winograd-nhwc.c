@@ -29,9 +29,11 @@
  * a block holds at most WINO_NHWC_MAX_BLOCK tiles. */
 #define WINO_NHWC_BLOCK_TARGET_FLOATS ((int64_t)1 << 19)
 #define WINO_NHWC_MAX_BLOCK ((int64_t)256)
-/* Every block reads all of U: native only while U stays in the last-level cache between
- * blocks. */
-#define WINO_NHWC_MAX_U_BYTES ((double)FCONV_LLC_BYTES / 2)
+/* Every block reads all of U. Past half the last-level cache U comes from memory for each
+ * block, and blocks grow until V and M together reach half of U, as in the NCHW driver
+ * (2 threads, 3 alternated rounds against the NCHW copies: 1 x 512 x 7^2 0.78 -> 0.43 ms,
+ * 1 x 512 x 28^2 3.89 -> 3.02, 8 x 512 x 14^2 8.09 -> 7.90). */
+#define WINO_NHWC_U_CACHED_BYTES ((double)FCONV_LLC_BYTES / 2)
 /* U this small stays in each core's L2 while a worker runs whole blocks (the NCHW driver's
  * WINO_U_PRIVATE_BYTES). */
 #define WINO_NHWC_U_PRIVATE_BYTES ((double)(1 << 20))
@@ -89,7 +91,9 @@ static struct wn_geometry wn_geometry(const fconv_plan *plan, int m) {
      * read all of U for every block). */
     const int64_t threads = plan->threads > 1 ? plan->threads : 1;
     const double u_bytes = 4.0 * (double)(g.a2 * g.c * g.k);
-    int64_t tb = min64(WINO_NHWC_BLOCK_TARGET_FLOATS / (g.a2 * (g.c + g.k)), WINO_NHWC_MAX_BLOCK);
+    int64_t vm_target = WINO_NHWC_BLOCK_TARGET_FLOATS;
+    if (u_bytes > WINO_NHWC_U_CACHED_BYTES && (int64_t)(u_bytes / 8) > vm_target) vm_target = (int64_t)(u_bytes / 8);
+    int64_t tb = min64(vm_target / (g.a2 * (g.c + g.k)), WINO_NHWC_MAX_BLOCK);
     const int64_t tb_shared = min64(tb, (g.tiles + 2 * threads - 1) / (2 * threads));
     g.phase_mode = threads > 1 && u_bytes > WINO_NHWC_U_PRIVATE_BYTES && tb_shared < tb / 2;
     if (!g.phase_mode) tb = tb_shared;
@@ -117,8 +121,7 @@ int fconv_wino_nhwc_runs(const fconv_plan *plan, int m) {
     /* The transforms run 16 channels at a time (FCONV_WINO_STRIP); one group (a group's
      * channels would be a stride apart in V and in y). */
     if (d->groups != 1 || d->c % FCONV_WINO_STRIP != 0 || d->k % FCONV_WINO_STRIP != 0) return 0;
-    const double u_bytes = 4.0 * (double)((m + 2) * (m + 2)) * (double)d->c * (double)d->k;
-    return u_bytes <= WINO_NHWC_MAX_U_BYTES;
+    return 1;
 }
 
 size_t fconv_wino_nhwc_workspace(const fconv_plan *plan, int m) { return wn_geometry(plan, m).total; }

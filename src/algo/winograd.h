@@ -43,8 +43,8 @@ void fconv_wino_transform_filter(const struct fconv_wino_matrices *mat, const fl
 
 /*
  * The NHWC driver (winograd-nhwc.c) for F(m x m, 3 x 3), m = 2, 4, 6: whether it runs the plan
- * (conv2d in FCONV_LAYOUT_NHWC, one group, C and K multiples of 16, U within half the
- * last-level cache; otherwise the plan goes through layout.c's NCHW copies), and its
+ * (conv2d in FCONV_LAYOUT_NHWC, one group, C and K multiples of 16; otherwise the plan goes
+ * through layout.c's NCHW copies), and its
  * workspace, prepare (plan-time weights transformed into plan->algo_state, freed by
  * fconv_free_aligned) and execute, the same contracts as fconv_algorithm's.
  */

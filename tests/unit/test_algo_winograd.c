@@ -261,7 +261,8 @@ static void test_streamed_output(void) {
 /* NHWC plans that winograd-2x2/4x4/6x6 run as they lie (winograd-nhwc.c: C and K multiples
  * of 16, one group): partial tiles, a 1x1 image, padding on one side, output channel blocks
  * of the tile partly filled (48, 80), several tile blocks, and a layer whose U passes 1 MiB
- * with few tiles (the steps split across the threads); against the reference on every ISA,
+ * with few tiles (the steps split across the threads), one whose U passes half the last-level
+ * cache; against the reference on every ISA,
  * the same bits for 1, 2 and 3 threads and for weights at plan time or execute time, and
  * without the NCHW copies (the explanation does not name them). */
 static void test_nhwc_native(void) {
@@ -276,6 +277,9 @@ static void test_nhwc_native(void) {
          .pad_right = 1, .activation = FCONV_ACTIVATION_RELU},
         {.n = 1, .c = 96, .h = 8, .w = 8, .k = 96, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
          .pad_right = 1, .has_bias = 1},
+        /* U past half the last-level cache for F(4x4) and F(6x6) (blocks grow to half of it) */
+        {.n = 2, .c = 352, .h = 5, .w = 4, .k = 368, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .activation = FCONV_ACTIVATION_RELU},
     };
     static const fconv_algo algos[] = {FCONV_ALGO_WINOGRAD_2X2, FCONV_ALGO_WINOGRAD_4X4, FCONV_ALGO_WINOGRAD_6X6};
     static const fconv_isa isas[] = {FCONV_ISA_SCALAR, FCONV_ISA_AVX2, FCONV_ISA_AVX512};
@@ -299,11 +303,11 @@ static void test_nhwc_native(void) {
                     int64_t nx = fconv_plan_input_elements(plan), nw = fconv_plan_weight_elements(plan);
                     int64_t ny = fconv_plan_output_elements(plan);
                     float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w);
-                    float *y = malloc((size_t)ny * sizeof *y), bias[96];
+                    float *y = malloc((size_t)ny * sizeof *y), bias[368];
                     uint64_t saved = test_rng_state;
                     test_fill_random(x, (size_t)nx);
                     test_fill_random(w, (size_t)nw);
-                    test_fill_random(bias, 96);
+                    test_fill_random(bias, 368);
                     test_rng_state = saved; /* the same data every run */
                     const float *b = d.has_bias ? bias : NULL;
                     if (run == 3) { /* the weights (and bias) held by the plan */
