@@ -194,9 +194,10 @@ typedef enum fconv_isa {
 typedef enum fconv_layout {
     FCONV_LAYOUT_NCHW = 0, /**< x[N][C][H][W], y[N][K][P][Q] (PyTorch's default) */
     FCONV_LAYOUT_NHWC = 1  /**< x[N][H][W][C], y[N][P][Q][K] (channels_last, TensorFlow,
-                                XNNPACK): implicit-gemm and the reference run it as it lies;
-                                every other algorithm through an NCHW copy of x and y in the
-                                workspace (fconv_plan_explain says so) */
+                                XNNPACK): implicit-gemm and the reference run it as it lies,
+                                winograd-2x2/4x4/6x6 too where C and K are multiples of 16
+                                and groups = 1; every other algorithm through an NCHW copy of
+                                x and y in the workspace (fconv_plan_explain says so) */
 } fconv_layout;
 
 /* ---------------------------------------------------------------------------------------- */
