@@ -151,6 +151,23 @@ static void test_tile_transforms(void) {
     }
 }
 
+/* x, w and y allocated for the plan (the caller frees them), x, w and nbias floats of bias
+ * filled with the data that follows test_rng_state, which is left where it was: every plan
+ * given its operands so gets the same data. Returns y's elements. */
+static int64_t same_operands(const fconv_plan *plan, float *bias, size_t nbias, float **x, float **w, float **y) {
+    int64_t nx = fconv_plan_input_elements(plan), nw = fconv_plan_weight_elements(plan);
+    int64_t ny = fconv_plan_output_elements(plan);
+    *x = malloc((size_t)nx * sizeof **x);
+    *w = malloc((size_t)nw * sizeof **w);
+    *y = malloc((size_t)ny * sizeof **y);
+    uint64_t saved = test_rng_state;
+    test_fill_random(*x, (size_t)nx);
+    test_fill_random(*w, (size_t)nw);
+    test_fill_random(bias, nbias);
+    test_rng_state = saved;
+    return ny;
+}
+
 /* Shapes with several tile blocks per image and partial edge tiles, against the reference,
  * and identical for 1, 2 and 3 threads. */
 static void test_conv2d_blocks(void) {
@@ -185,15 +202,8 @@ static void test_conv2d_blocks(void) {
                 fconv_status st = fconv_plan_conv2d(&shapes[s], &o, NULL, NULL, &plan);
                 CHECKF(st == FCONV_OK, "%s: %s", info.name, fconv_last_error());
                 if (st != FCONV_OK) continue;
-                int64_t nx = fconv_plan_input_elements(plan), nw = fconv_plan_weight_elements(plan);
-                int64_t ny = fconv_plan_output_elements(plan);
-                float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w);
-                float *y = malloc((size_t)ny * sizeof *y), bias[64];
-                uint64_t saved = test_rng_state;
-                test_fill_random(x, (size_t)nx);
-                test_fill_random(w, (size_t)nw);
-                test_fill_random(bias, 64);
-                test_rng_state = saved; /* same data for every thread count */
+                float bias[64], *x, *w, *y;
+                int64_t ny = same_operands(plan, bias, 64, &x, &w, &y); /* for every thread count */
                 const float *b = shapes[s].has_bias ? bias : NULL;
                 CHECK(fconv_execute(plan, x, w, b, y) == FCONV_OK);
                 if (!y1) {
@@ -300,15 +310,8 @@ static void test_nhwc_native(void) {
                         fconv_plan_destroy(plan);
                         break;
                     }
-                    int64_t nx = fconv_plan_input_elements(plan), nw = fconv_plan_weight_elements(plan);
-                    int64_t ny = fconv_plan_output_elements(plan);
-                    float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w);
-                    float *y = malloc((size_t)ny * sizeof *y), bias[368];
-                    uint64_t saved = test_rng_state;
-                    test_fill_random(x, (size_t)nx);
-                    test_fill_random(w, (size_t)nw);
-                    test_fill_random(bias, 368);
-                    test_rng_state = saved; /* the same data every run */
+                    float bias[368], *x, *w, *y;
+                    int64_t ny = same_operands(plan, bias, 368, &x, &w, &y); /* the same data every run */
                     const float *b = d.has_bias ? bias : NULL;
                     if (run == 3) { /* the weights (and bias) held by the plan */
                         fconv_plan_destroy(plan);
