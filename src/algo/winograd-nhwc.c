@@ -25,9 +25,12 @@
 #include "core/internal.h"
 #include "core/parallel.h"
 
-/* V and M of one block aim at this many floats together (2 MiB, the NCHW driver's target);
- * a block holds at most WINO_NHWC_MAX_BLOCK tiles. */
-#define WINO_NHWC_BLOCK_TARGET_FLOATS ((int64_t)1 << 19)
+/* V and M of one block aim at this many floats together (1 MiB, a Zen 5 core's L2; a block
+ * holds at most WINO_NHWC_MAX_BLOCK tiles). Against the NCHW driver's 2 MiB (2 threads,
+ * winograd-4x4, 7 alternated rounds): 8 x 64 x 56^2 1.19x, 1 x 64 x 224^2 1.14, 8 x 128 x 28^2
+ * 1.11, 1 x 128 x 112^2 1.08; in 5 rounds 8 x 256 x 14^2 1.07, 1 x 256 x 56^2 1.06, the
+ * batch-1 layers whose blocks the thread count bounds unchanged. 512 KiB was no better. */
+#define WINO_NHWC_BLOCK_TARGET_FLOATS ((int64_t)1 << 18)
 #define WINO_NHWC_MAX_BLOCK ((int64_t)256)
 /* Every block reads all of U. Past half the last-level cache U comes from memory for each
  * block, and blocks grow until V and M together reach half of U, as in the NCHW driver
