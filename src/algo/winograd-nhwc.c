@@ -129,6 +129,16 @@ int fconv_wino_nhwc_runs(const fconv_plan *plan, int m) {
 
 size_t fconv_wino_nhwc_workspace(const fconv_plan *plan, int m) { return wn_geometry(plan, m).total; }
 
+double fconv_wino_nhwc_columns(const fconv_plan *plan, int m, double *product_columns) {
+    const struct wn_geometry g = wn_geometry(plan, m);
+    *product_columns = 0.0;
+    for (int64_t b = 0; b < g.blocks; b++) { /* the products go 7 tiles (px) at a time */
+        const int64_t nt = min64(g.tb, g.tiles - b * g.tb);
+        *product_columns += (double)((nt + g.px - 1) / g.px * g.px);
+    }
+    return (double)g.tiles;
+}
+
 /* ---- U: per ξν and block of output channels, implicit-gemm's weights (tap c's vectors,
  * nv·lanes floats of channels kb·block ..., then tap c + 1's); every block reserves C·block
  * floats, so each starts 64-byte aligned. K is a multiple of 16: no lane lies past it. */

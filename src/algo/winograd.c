@@ -799,7 +799,12 @@ static double wino_cost(const fconv_plan *plan, int m) {
         double in = (0.25e-9 + 1.5e-9 / tw + (simd_moves(m) ? 0.0 : 0.5e-9)) * cg;
         double out = (0.15e-9 + 0.5e-9 / tw) * kg;
         double rate = (g.kern->isa >= FCONV_ISA_AVX512 ? 52e9 : 40e9) * cg / (cg + 2.0);
-        t = cols * a2 * (in + out) + (double)g.groups * product_columns(&g) * a2 * (double)g.kgp * cg / rate;
+        double products = (double)g.groups * product_columns(&g);
+        /* NHWC (winograd-nhwc.c): the transforms run the real tiles, the products 7 at a time,
+         * not 16-tile strips: a 7^2 map's four F(4x4) tiles had been charged as 16, and AUTO
+         * took winograd-2x2 for 1 x 512 x 7^2 at 0.58 ms where winograd-4x4 ran 0.52. */
+        if (fconv_wino_nhwc_runs(plan, m)) cols = fconv_wino_nhwc_columns(plan, m, &products);
+        t = cols * a2 * (in + out) + products * a2 * (double)g.kgp * cg / rate;
     } else if (g.cg == 1) {
         t = 1.0e-9 * cols * a2 * (cg + kg) + 0.5e-9 * cols * a2 * kg;
     } else {

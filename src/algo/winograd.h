@@ -51,6 +51,10 @@ void fconv_wino_transform_filter(const struct fconv_wino_matrices *mat, const fl
 int fconv_wino_nhwc_runs(const fconv_plan *plan, int m);
 size_t fconv_wino_nhwc_workspace(const fconv_plan *plan, int m);
 fconv_status fconv_wino_nhwc_prepare(fconv_plan *plan, int m);
+/* For the cost model: the tiles the transforms run (the real ones, no strip padding) and, in
+ * *product_columns, the tile columns of the products (each block's rounded up to the
+ * register tile). */
+double fconv_wino_nhwc_columns(const fconv_plan *plan, int m, double *product_columns);
 void fconv_wino_nhwc_execute(const fconv_plan *plan, int m, const float *x, const float *w,
                              const float *bias, float *y, void *workspace);
 
