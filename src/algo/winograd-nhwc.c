@@ -129,13 +129,14 @@ int fconv_wino_nhwc_runs(const fconv_plan *plan, int m) {
 
 size_t fconv_wino_nhwc_workspace(const fconv_plan *plan, int m) { return wn_geometry(plan, m).total; }
 
+/* Tiles of block b (the last may hold fewer). */
+static int64_t block_tiles(const struct wn_geometry *g, size_t b) { return min64(g->tb, g->tiles - (int64_t)b * g->tb); }
+
 double fconv_wino_nhwc_columns(const fconv_plan *plan, int m, double *product_columns) {
     const struct wn_geometry g = wn_geometry(plan, m);
     *product_columns = 0.0;
-    for (int64_t b = 0; b < g.blocks; b++) { /* the products go 7 tiles (px) at a time */
-        const int64_t nt = min64(g.tb, g.tiles - b * g.tb);
-        *product_columns += (double)((nt + g.px - 1) / g.px * g.px);
-    }
+    for (size_t b = 0; b < (size_t)g.blocks; b++) /* the products go 7 tiles (px) at a time */
+        *product_columns += (double)((block_tiles(&g, b) + g.px - 1) / g.px * g.px);
     return (double)g.tiles;
 }
 
@@ -187,11 +188,21 @@ struct wn_ctx {
     char *scratch;          /* the workers' buffers */
 };
 
+/* Tile t (of all images): its image and its first output row and column. */
+struct tile_origin {
+    int64_t n, row, col;
+};
+
+static struct tile_origin tile_origin(const struct wn_geometry *g, int64_t t) {
+    const int64_t per_image = g->tiles_h * g->tiles_w;
+    const struct tile_origin o = {t / per_image, t % per_image / g->tiles_w * g->m, t % g->tiles_w * g->m};
+    return o;
+}
+
 /* Tile t's patch (zeros outside the image) into d: element (i, j) at d + (i·alpha + j)·C. */
 static void copy_patch(const struct wn_geometry *g, const float *x, int64_t t, float *d) {
-    const int64_t per_image = g->tiles_h * g->tiles_w, n = t / per_image, ty = t % per_image / g->tiles_w,
-                  tx = t % g->tiles_w;
-    const int64_t row0 = ty * g->m - g->pad_top, col0 = tx * g->m - g->pad_left;
+    const struct tile_origin o = tile_origin(g, t);
+    const int64_t n = o.n, row0 = o.row - g->pad_top, col0 = o.col - g->pad_left;
     const int64_t j0 = col0 < 0 ? -col0 : 0, j1 = min64(g->alpha, g->w - col0);
     const size_t run = (size_t)(g->alpha * g->c);
     for (int64_t i = 0; i < g->alpha; i++) {
@@ -235,13 +246,12 @@ static void multiply(const struct wn_ctx *ctx, int64_t xn0, int64_t xn1, int64_t
  * path's epilogue). */
 static void store_tile(const struct wn_ctx *ctx, int64_t t, const float *out) {
     const struct wn_geometry *g = ctx->g;
-    const int64_t per_image = g->tiles_h * g->tiles_w, n = t / per_image, ty = t % per_image / g->tiles_w,
-                  tx = t % g->tiles_w;
-    const int64_t rows = min64(g->m, g->p - ty * g->m), cols = min64(g->m, g->q - tx * g->m);
+    const struct tile_origin o = tile_origin(g, t);
+    const int64_t rows = min64(g->m, g->p - o.row), cols = min64(g->m, g->q - o.col);
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) {
             const float *restrict src = out + (i * g->m + j) * g->k;
-            float *restrict dst = ctx->y + ((n * g->p + ty * g->m + i) * g->q + tx * g->m + j) * g->k;
+            float *restrict dst = ctx->y + ((o.n * g->p + o.row + i) * g->q + o.col + j) * g->k;
             const float *restrict bias = ctx->bias;
             for (int64_t k = 0; k < g->k; k++) {
                 float v = bias ? src[k] + bias[k] : src[k];
@@ -283,8 +293,6 @@ static void output_tiles(const struct wn_ctx *ctx, size_t b, int64_t first, int6
         store_tile(ctx, (int64_t)b * g->tb + t, buf->out);
     }
 }
-
-static int64_t block_tiles(const struct wn_geometry *g, size_t b) { return min64(g->tb, g->tiles - (int64_t)b * g->tb); }
 
 static void block_piece(const void *vctx, size_t first, size_t last, size_t worker) {
     const struct wn_ctx *ctx = vctx;
