@@ -4,15 +4,17 @@
  * In NHWC a pixel's channels sit side by side, so every step keeps the channels in the vector
  * lanes where the NCHW driver keeps the tiles:
  *   1. a tile's alpha x alpha patch is alpha runs of alpha pixels, each run alpha·C
- *      consecutive floats of x, copied whole into the worker's patch buffer (zeros where the
- *      patch leaves the image) and transformed by the tile-minor kernels of winograd-tiles.c
- *      with the C channels as their "tiles" (ld = C): V[ξν][tile][c];
+ *      consecutive floats of x, transformed where it lies by the tile-minor kernels of
+ *      winograd-tiles.c with the C channels as their "tiles" (a pixel C floats apart, a row
+ *      W·C) into V[ξν][tile][c]; a patch that leaves the image is first copied whole into the
+ *      worker's patch buffer, with zeros there;
  *   2. M[ξν][tile][k] = sum_c V[ξν][tile][c] · U[ξν][k][c] on implicit-gemm's register tile,
  *      whose pixels (broadcast) are here tiles and whose taps are the channels: a tile's row
  *      of V is read in place, U is packed as that tile's weights, and M is stored channels
  *      last;
- *   3. the output transform, output channels in the lanes, leaves a tile's m x m pixels in a
- *      buffer, and the valid ones go to y with the bias and ReLU, K floats a pixel.
+ *   3. the output transform, output channels in the lanes, adds the bias, applies ReLU and
+ *      stores a tile's m x m pixels in y, K floats a pixel; a tile that reaches past the
+ *      output's edge goes through a buffer whence its valid pixels are copied.
  * Work units are blocks of consecutive tiles (all images), each run whole by one worker with
  * its own buffers, shared out as fconv_parallel_steal does; a unit's arithmetic never depends
  * on the worker. Through NCHW copies instead (layout.c), each copy costs a pass over x or y
@@ -199,10 +201,16 @@ static struct tile_origin tile_origin(const struct wn_geometry *g, int64_t t) {
     return o;
 }
 
-/* Tile t's patch (zeros outside the image) into d: element (i, j) at d + (i·alpha + j)·C. */
-static void copy_patch(const struct wn_geometry *g, const float *x, int64_t t, float *d) {
+/* Tile t's patch, alpha rows of alpha pixels, C floats a pixel: where it lies wholly inside
+ * the image, x as it lies (*row_step = W·C); otherwise copied into d with zeros where it
+ * leaves the image (*row_step = alpha·C). */
+static const float *tile_patch(const struct wn_geometry *g, const float *x, int64_t t, float *d, size_t *row_step) {
     const struct tile_origin o = tile_origin(g, t);
     const int64_t n = o.n, row0 = o.row - g->pad_top, col0 = o.col - g->pad_left;
+    if (row0 >= 0 && row0 + g->alpha <= g->h && col0 >= 0 && col0 + g->alpha <= g->w) {
+        *row_step = (size_t)(g->w * g->c);
+        return x + ((n * g->h + row0) * g->w + col0) * g->c;
+    }
     const int64_t j0 = col0 < 0 ? -col0 : 0, j1 = min64(g->alpha, g->w - col0);
     const size_t run = (size_t)(g->alpha * g->c);
     for (int64_t i = 0; i < g->alpha; i++) {
@@ -216,6 +224,8 @@ static void copy_patch(const struct wn_geometry *g, const float *x, int64_t t, f
         memcpy(di + j0 * g->c, x + ((n * g->h + r) * g->w + col0 + j0) * g->c, (size_t)((j1 - j0) * g->c) * sizeof(float));
         if (j1 < g->alpha) memset(di + j1 * g->c, 0, (size_t)((g->alpha - j1) * g->c) * sizeof(float));
     }
+    *row_step = run;
+    return d;
 }
 
 /* A block's nt tiles: M[ξν][tile] = V[ξν][tile] · U[ξν]^T for ξν in [xn0, xn1), register
@@ -241,25 +251,6 @@ static void multiply(const struct wn_ctx *ctx, int64_t xn0, int64_t xn1, int64_t
     }
 }
 
-/* Tile t's m x m outputs (element (i, j) at out + (i·m + j)·K) to y where they lie inside
- * it, the bias added and ReLU applied (max(0, .) that keeps NaN and -0.0, as every other
- * path's epilogue). */
-static void store_tile(const struct wn_ctx *ctx, int64_t t, const float *out) {
-    const struct wn_geometry *g = ctx->g;
-    const struct tile_origin o = tile_origin(g, t);
-    const int64_t rows = min64(g->m, g->p - o.row), cols = min64(g->m, g->q - o.col);
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++) {
-            const float *restrict src = out + (i * g->m + j) * g->k;
-            float *restrict dst = ctx->y + ((o.n * g->p + o.row + i) * g->q + o.col + j) * g->k;
-            const float *restrict bias = ctx->bias;
-            for (int64_t k = 0; k < g->k; k++) {
-                float v = bias ? src[k] + bias[k] : src[k];
-                dst[k] = g->relu && v < 0.0f ? 0.0f : v;
-            }
-        }
-}
-
 /* A worker's buffers: V and M of set `set`, the patch and output buffers of thread `worker`. */
 struct wn_buffers {
     float *v, *mm, *patch, *out;
@@ -279,18 +270,30 @@ static void input_tiles(const struct wn_ctx *ctx, size_t b, int64_t first, int64
     const struct wn_geometry *g = ctx->g;
     const fconv_wino_input_fn input = g->kern->wino_input[g->mat->input_slot];
     for (int64_t t = first; t < last; t++) {
-        copy_patch(g, ctx->x, (int64_t)b * g->tb + t, buf->patch);
-        input(buf->patch, buf->v + t * g->c, (size_t)(g->tb * g->c), (size_t)g->c, (size_t)g->c);
+        size_t row_step;
+        const float *d = tile_patch(g, ctx->x, (int64_t)b * g->tb + t, buf->patch, &row_step);
+        input(d, row_step, (size_t)g->c, buf->v + t * g->c, (size_t)(g->tb * g->c), (size_t)g->c);
     }
 }
 
-/* Block b's tiles [first, last) from M through the output transform into y. */
+/* Block b's tiles [first, last) from M through the output transform, the bias and ReLU into y:
+ * straight there where all m x m outputs lie inside it, else through the worker's buffer
+ * whence the valid pixels are copied. */
 static void output_tiles(const struct wn_ctx *ctx, size_t b, int64_t first, int64_t last, const struct wn_buffers *buf) {
     const struct wn_geometry *g = ctx->g;
     const fconv_wino_output_fn output = g->kern->wino_output[g->mat->output_slot];
+    const size_t k = (size_t)g->k, m_step = (size_t)(g->tb * g->k);
     for (int64_t t = first; t < last; t++) {
-        output(buf->mm + t * g->k, (size_t)(g->tb * g->k), buf->out, (size_t)g->k, (size_t)g->k);
-        store_tile(ctx, (int64_t)b * g->tb + t, buf->out);
+        const struct tile_origin o = tile_origin(g, (int64_t)b * g->tb + t);
+        const int64_t rows = min64(g->m, g->p - o.row), cols = min64(g->m, g->q - o.col);
+        float *y = ctx->y + ((o.n * g->p + o.row) * g->q + o.col) * g->k;
+        if (rows == g->m && cols == g->m) {
+            output(buf->mm + t * g->k, m_step, y, (size_t)g->q * k, k, ctx->bias, g->relu, k);
+            continue;
+        }
+        output(buf->mm + t * g->k, m_step, buf->out, (size_t)g->m * k, k, ctx->bias, g->relu, k);
+        for (int64_t i = 0; i < rows; i++)
+            memcpy(y + i * g->q * g->k, buf->out + i * g->m * g->k, (size_t)cols * k * sizeof(float));
     }
 }
 

@@ -462,7 +462,7 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
     for (size_t e = 0; e < a * a; e++) /* padding columns of the last strip: never written out */
         for (size_t t = nt; t < ncols; t++) d[e * tb + t] = 0.0f;
     if (!g->packed) {
-        g->kern->wino_input[g->mat->input_slot](d, v + c * tb, g->v_xn, tb, ncols);
+        g->kern->wino_input[g->mat->input_slot](d, a * tb, tb, v + c * tb, g->v_xn, ncols);
         return;
     }
     /* V as the micro-kernel's B panels: per ξν, slivers channel-major (the one from column s
@@ -470,7 +470,7 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
     for (size_t sv = 0, width; sv < ncols; sv += width) {
         width = sliver_width(g, sv, nt);
         if (nt - sv > WINO_FEW_COLUMNS) {
-            g->kern->wino_input[g->mat->input_slot](d + sv, v + sv * (size_t)g->cg + c * width, g->v_xn, tb,
+            g->kern->wino_input[g->mat->input_slot](d + sv, a * tb, tb, v + sv * (size_t)g->cg + c * width, g->v_xn,
                                                     width);
             continue;
         }
@@ -481,7 +481,7 @@ static void input_channel(const struct unit_ctx *u, size_t unit, size_t c, float
          * are not moved in V later: the products only read it. */
         const size_t few = nt - sv;
         float rows[8 * 8 * FCONV_WINO_STRIP]; /* alpha <= 8 (F(6x6)) */
-        g->kern->wino_input[g->mat->input_slot](d + sv, rows, FCONV_WINO_STRIP, tb, width);
+        g->kern->wino_input[g->mat->input_slot](d + sv, a * tb, tb, rows, FCONV_WINO_STRIP, width);
         for (size_t xn = 0; xn < a * a; xn++)
             memcpy(v + xn * g->v_xn + sv * (size_t)g->cg + c * few, rows + xn * FCONV_WINO_STRIP, few * sizeof *rows);
     }
@@ -541,7 +541,7 @@ static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, floa
     unit_range(g, unit, &group, &t0, &nt);
     size_t ncols = round_up(nt, FCONV_WINO_STRIP);
     float *out = scratch;
-    g->kern->wino_output[g->mat->output_slot](mm + k * tb, g->m_xn, out, tb, ncols);
+    g->kern->wino_output[g->mat->output_slot](mm + k * tb, g->m_xn, out, m * tb, tb, NULL, 0, ncols);
     int64_t kk = (int64_t)(group * (size_t)g->kg + k), mi = (int64_t)m;
     int has_bias = u->bias != NULL, relu = g->relu;
     float b = has_bias ? u->bias[kk] : 0.0f;

@@ -145,16 +145,20 @@ typedef void (*fconv_wino_f4_scatter_grid_fn)(const float *src, size_t src_step,
 /*
  * The Winograd tile transforms (kernels/winograd/winograd-tiles.c), many tiles at once in the
  * tile-minor layout of algo/winograd.h, ncols (a multiple of 16, <= ld) tiles computed.
- * Input: v(ξ, ν) = (B^T d B)[ξ][ν] for one channel; d: element (i, j) at d + (i*alpha + j)*ld;
- * v(ξ, ν) at v + (ξ*alpha + ν)*v_step.
+ * Input: v(ξ, ν) = (B^T d B)[ξ][ν] for one channel; d: element (i, j) at d + i*d_row + j*d_col
+ * (the NCHW driver's gathered tiles, alpha*ld and ld; in NHWC a patch of x as it lies, a row
+ * of pixels and a pixel apart); v(ξ, ν) at v + (ξ*alpha + ν)*v_step.
  * Output: out = A^T M A for one output channel; M(ξ, ν) at mm + (ξ*alpha + ν)*m_step;
- * out: element (i, j) at out + (i*m + j)*ld.
+ * out: element (i, j) at out + i*out_row + j*out_col, bias[lane] added where bias is not NULL
+ * (NHWC: the lanes are output channels) and max(0, .) taken where relu.
  * wino_input is indexed by alpha/2 - 2 (alpha = 4, 6, 8), wino_output by m/2 - 1 for
  * F(m x m, 3 x 3), m = 2, 4, 6, and 3 for F(3x3, 4x4): the matrix set's input_slot and
  * output_slot (algo/winograd.h).
  */
-typedef void (*fconv_wino_input_fn)(const float *d, float *v, size_t v_step, size_t ld, size_t ncols);
-typedef void (*fconv_wino_output_fn)(const float *mm, size_t m_step, float *out, size_t ld, size_t ncols);
+typedef void (*fconv_wino_input_fn)(const float *d, size_t d_row, size_t d_col, float *v, size_t v_step,
+                                    size_t ncols);
+typedef void (*fconv_wino_output_fn)(const float *mm, size_t m_step, float *out, size_t out_row, size_t out_col,
+                                     const float *bias, int relu, size_t ncols);
 
 /*
  * The fft-rows transforms (kernels/fft/fft-rows.c), n in {16, 32, 64, 128}, VF_LANES
@@ -319,11 +323,14 @@ FCONV_DECLARE_WINO_GATHER_SCATTER(avx512)
  * and so on: the two functions of F(m x m) for one ISA, then all three m for each ISA, and
  * F(3x3, 4x4)'s output transform. */
 #define FCONV_DECLARE_WINO_TILES(isa, m)                                                               \
-    void fconv_wino_input_f##m##__##isa(const float *d, float *v, size_t v_step, size_t ld, size_t ncols); \
-    void fconv_wino_output_f##m##__##isa(const float *mm, size_t m_step, float *out, size_t ld, size_t ncols);
+    void fconv_wino_input_f##m##__##isa(const float *d, size_t d_row, size_t d_col, float *v, size_t v_step,   \
+                                        size_t ncols);                                                       \
+    void fconv_wino_output_f##m##__##isa(const float *mm, size_t m_step, float *out, size_t out_row,          \
+                                         size_t out_col, const float *bias, int relu, size_t ncols);
 #define FCONV_DECLARE_WINO_TILES_ALL(isa) \
     FCONV_DECLARE_WINO_TILES(isa, 2) FCONV_DECLARE_WINO_TILES(isa, 4) FCONV_DECLARE_WINO_TILES(isa, 6) \
-    void fconv_wino_output_f3__##isa(const float *mm, size_t m_step, float *out, size_t ld, size_t ncols);
+    void fconv_wino_output_f3__##isa(const float *mm, size_t m_step, float *out, size_t out_row, size_t out_col, \
+                                     const float *bias, int relu, size_t ncols);
 FCONV_DECLARE_WINO_TILES_ALL(scalar)
 FCONV_DECLARE_WINO_TILES_ALL(avx2)
 FCONV_DECLARE_WINO_TILES_ALL(avx512)

@@ -11,6 +11,8 @@
  * ISA; contracts: fconv_wino_input_fn, fconv_wino_output_fn. test_algo_winograd.c checks
  * every ISA's transforms against the float64 matrices.
  */
+#include <math.h>
+
 #include "core/dispatch.h"
 #include "simd/vec.h"
 
@@ -89,36 +91,49 @@ static inline void output_1d_f6(const vf d[8], vf o[6]) {
 }
 
 /* ---- the 2D transforms, one pair per tile size ------------------------------------------------
- * Both are one shape: NIN x NIN elements in (element (i, j) at src + (i*NIN + j)*src_step),
+ * Both are one shape: NIN x NIN elements in (element (i, j) at src + i*src_row + j*src_col),
  * each row's 1D transform T1D into registers (r[i][.] = row i times the matrix's transpose),
  * then the column transforms of r into NOUT x NOUT elements out (element (i, j) at
- * dst + (i*NOUT + j)*dst_step). Input: NIN = NOUT = alpha, V = B^T d B. Output: NIN = alpha,
- * NOUT = m, out = A^T M A. */
-#define TRANSFORM_2D(T1D, NIN, NOUT, src, src_step, dst, dst_step, ncols)                                  \
+ * dst + i*dst_row + j*dst_col), each vector through STORE. Input: NIN = NOUT = alpha,
+ * V = B^T d B. Output: NIN = alpha, NOUT = m, out = A^T M A. */
+#define TRANSFORM_2D(T1D, NIN, NOUT, src, src_row, src_col, dst, dst_row, dst_col, ncols, STORE)              \
     for (size_t t = 0; t < (ncols); t += VF_LANES) {                                                      \
         vf r[NIN][NOUT];                                                                                  \
         UNROLLED (size_t i = 0; i < (NIN); i++) {                                                         \
             vf row[NIN];                                                                                  \
-            UNROLLED (size_t j = 0; j < (NIN); j++) row[j] = vf_loadu((src) + (i * (NIN) + j) * (src_step) + t); \
+            UNROLLED (size_t j = 0; j < (NIN); j++) row[j] = vf_loadu((src) + i * (src_row) + j * (src_col) + t); \
             T1D(row, r[i]);                                                                               \
         }                                                                                                 \
         UNROLLED (size_t j = 0; j < (NOUT); j++) {                                                        \
             vf col[NIN], o[NOUT];                                                                         \
             UNROLLED (size_t i = 0; i < (NIN); i++) col[i] = r[i][j];                                     \
             T1D(col, o);                                                                                  \
-            UNROLLED (size_t i = 0; i < (NOUT); i++) vf_storeu((dst) + (i * (NOUT) + j) * (dst_step) + t, o[i]); \
+            UNROLLED (size_t i = 0; i < (NOUT); i++) STORE((dst) + i * (dst_row) + j * (dst_col) + t, o[i], t); \
         }                                                                                                 \
     }
 
+#define STORE_PLAIN(p, v, t) vf_storeu((p), (v))
+/* The NHWC epilogue: the lanes are output channels, so lane t's bias is bias[t]; max(0, .)
+ * with the sum second keeps NaN and -0.0, as every other path's epilogue. */
+#define STORE_BIAS_RELU(p, v, t) vf_storeu((p), vf_max(floor, vf_add((v), bias ? vf_loadu(bias + (t)) : zero)))
+
 #define DEFINE_OUTPUT_TRANSFORM(M, ALPHA)                                                                    \
-    void FCONV_ISA_SUFFIX(fconv_wino_output_f##M)(const float *mm, size_t m_step, float *out, size_t ld,     \
-                                                  size_t ncols) {                                            \
-        TRANSFORM_2D(output_1d_f##M, ALPHA, M, mm, m_step, out, ld, ncols)                                   \
+    void FCONV_ISA_SUFFIX(fconv_wino_output_f##M)(const float *mm, size_t m_step, float *out, size_t out_row,   \
+                                                  size_t out_col, const float *bias, int relu, size_t ncols) {  \
+        if (!bias && !relu) {                                                                                \
+            TRANSFORM_2D(output_1d_f##M, ALPHA, M, mm, ALPHA * m_step, m_step, out, out_row, out_col, ncols,  \
+                         STORE_PLAIN)                                                                        \
+            return;                                                                                          \
+        }                                                                                                    \
+        const vf zero = vf_zero(), floor = relu ? zero : vf_set1(-INFINITY);                                 \
+        TRANSFORM_2D(output_1d_f##M, ALPHA, M, mm, ALPHA * m_step, m_step, out, out_row, out_col, ncols,      \
+                     STORE_BIAS_RELU)                                                                        \
     }
 #define DEFINE_TRANSFORMS(M, ALPHA)                                                                          \
-    void FCONV_ISA_SUFFIX(fconv_wino_input_f##M)(const float *d, float *v, size_t v_step, size_t ld,         \
-                                                 size_t ncols) {                                             \
-        TRANSFORM_2D(input_1d_f##M, ALPHA, ALPHA, d, ld, v, v_step, ncols)                                   \
+    void FCONV_ISA_SUFFIX(fconv_wino_input_f##M)(const float *d, size_t d_row, size_t d_col, float *v,       \
+                                                 size_t v_step, size_t ncols) {                              \
+        TRANSFORM_2D(input_1d_f##M, ALPHA, ALPHA, d, d_row, d_col, v, ALPHA * v_step, v_step, ncols,          \
+                     STORE_PLAIN)                                                                            \
     }                                                                                                        \
     DEFINE_OUTPUT_TRANSFORM(M, ALPHA)
 
