@@ -53,6 +53,7 @@ fconv_add_c_test(test_kernels_im2col tests/unit/test_kernels_im2col.c)
 fconv_add_c_test(test_kernels_fft_rows tests/unit/test_kernels_fft_rows.c)
 fconv_add_c_test(test_kernels_fft_cols tests/unit/test_kernels_fft_cols.c)
 fconv_add_c_test(test_kernels_winograd tests/unit/test_kernels_winograd.c)
+fconv_add_c_test(test_kernels_layout tests/unit/test_kernels_layout.c)
 # The algorithm tests again with the kernels capped to each ISA (FCONV_ISA); the plain runs
 # above take the best ISA. An ISA the host cannot run falls back to the best it can.
 foreach(isa scalar avx2)

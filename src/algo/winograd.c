@@ -727,9 +727,46 @@ static fconv_status wino_supports(const fconv_plan *plan, int m, char *why, size
     return FCONV_OK;
 }
 
+/* Columns the packed products compute, per group: every block's live tiles rounded up to
+ * the strip, except a last few (WINO_FEW_COLUMNS) on the few-column kernel, which cost
+ * about a sixth of a 16-wide sliver each (mr = 6 multiply-adds per step there, one here). */
+static double product_columns(const struct wino_geometry *g) {
+    double cols = 0.0;
+    for (size_t b = 0; b < g->blocks; b++) {
+        size_t nt = block_tiles(g, b);
+        size_t few = nt % FCONV_WINO_STRIP <= WINO_FEW_COLUMNS ? nt % FCONV_WINO_STRIP : 0;
+        cols += (double)(nt - few) + (few ? 0.0 : (double)(round_up(nt, FCONV_WINO_STRIP) - nt)) +
+                (double)few * FCONV_WINO_STRIP / 6.0;
+    }
+    return cols;
+}
+
+/*
+ * Which driver runs the plan: the channels-last one (winograd-channels-last.c) wherever it
+ * serves an NHWC plan, and an NCHW plan where its products run no more tile columns than this
+ * driver's (16-tile strips against its 7-tile register tiles: a 14^2 or 16^2 map's 16 F(4x4)
+ * tiles are one strip here, 7 + 7 + 2 there) and an image's output stays within
+ * FCONV_CACHED_BYTES (this driver streams large outputs; that one's row transposes do not).
+ * 2 threads, winograd-4x4, 3-5 alternated rounds, this driver's time / the channels-last's
+ * with its row transposes: 1 x 64 x 56^2 1.35, 1 x 128 x 56^2 -> 256 1.25, 8 x 128 x 28^2 1.27,
+ * 1 x 512 x 28^2 1.18, 8 x 256 x 28^2 -> 512 1.11, 1 x 256 x 56^2 1.00-1.09, 1 x 128 x 112^2
+ * 1.06, 8 x 64 x 56^2 1.04, 1 x 128 x 28^2 0.98, 8 x 256 x 56^2 0.98, 1 x 512 x 7^2 1.48; those
+ * it leaves here: 16^2 maps 0.76-0.89, 14^2 0.74-0.96, 1 x 64 x 224^2 0.83, 8 x 64 x 224^2
+ * 0.90, but also 8 x 512 x 7^2 (1.19; 35 columns against 32).
+ */
+int fconv_wino_channels_last_runs(const fconv_plan *plan, int m) {
+    if (!fconv_wino_channels_last_serves(plan, m)) return 0;
+    if (plan->conv2d.layout == FCONV_LAYOUT_NHWC) return 1;
+    const struct wino_geometry g = geometry(plan, m);
+    double products;
+    fconv_wino_channels_last_columns(plan, m, &products);
+    const double y_image = (double)plan->conv2d.k * (double)(plan->out_h * plan->out_w) * sizeof(float);
+    return products <= product_columns(&g) && y_image <= FCONV_CACHED_BYTES;
+}
+
 /* Plan-time weights: transform them once into plan->algo_state (U, the layout above). */
 static fconv_status wino_prepare(fconv_plan *plan, int m) {
-    if (fconv_wino_nhwc_runs(plan, m)) return fconv_wino_nhwc_prepare(plan, m);
+    if (fconv_wino_channels_last_runs(plan, m)) return fconv_wino_channels_last_prepare(plan, m);
     if (!plan->weights) return FCONV_OK;
     struct wino_geometry g = geometry(plan, m);
     float *u = fconv_alloc_aligned(g.u_size);
@@ -747,7 +784,8 @@ static void wino_release(fconv_plan *plan) {
 }
 
 static size_t wino_workspace(const fconv_plan *plan, int m) {
-    return fconv_wino_nhwc_runs(plan, m) ? fconv_wino_nhwc_workspace(plan, m) : geometry(plan, m).total;
+    return fconv_wino_channels_last_runs(plan, m) ? fconv_wino_channels_last_workspace(plan, m)
+                                                  : geometry(plan, m).total;
 }
 
 /*
@@ -762,20 +800,6 @@ static size_t wino_workspace(const fconv_plan *plan, int m) {
  * Depthwise / filter2d (one channel per group): 0.5 ns per product instead of a GEMM.
  * Plus the filter transform when the weights come at execute time.
  */
-/* Columns the packed products compute, per group: every block's live tiles rounded up to
- * the strip, except a last few (WINO_FEW_COLUMNS) on the few-column kernel, which cost
- * about a sixth of a 16-wide sliver each (mr = 6 multiply-adds per step there, one here). */
-static double product_columns(const struct wino_geometry *g) {
-    double cols = 0.0;
-    for (size_t b = 0; b < g->blocks; b++) {
-        size_t nt = block_tiles(g, b);
-        size_t few = nt % FCONV_WINO_STRIP <= WINO_FEW_COLUMNS ? nt % FCONV_WINO_STRIP : 0;
-        cols += (double)(nt - few) + (few ? 0.0 : (double)(round_up(nt, FCONV_WINO_STRIP) - nt)) +
-                (double)few * FCONV_WINO_STRIP / 6.0;
-    }
-    return cols;
-}
-
 static double wino_cost(const fconv_plan *plan, int m) {
     struct wino_geometry g = geometry(plan, m);
     double a2 = (double)(g.alpha * g.alpha), cg = (double)g.cg, kg = (double)g.kg;
@@ -800,10 +824,10 @@ static double wino_cost(const fconv_plan *plan, int m) {
         double out = (0.15e-9 + 0.5e-9 / tw) * kg;
         double rate = (g.kern->isa >= FCONV_ISA_AVX512 ? 52e9 : 40e9) * cg / (cg + 2.0);
         double products = (double)g.groups * product_columns(&g);
-        /* NHWC (winograd-nhwc.c): the transforms run the real tiles, the products 7 at a time,
+        /* The channels-last driver: the transforms run the real tiles, the products 7 at a time,
          * not 16-tile strips: a 7^2 map's four F(4x4) tiles had been charged as 16, and AUTO
-         * took winograd-2x2 for 1 x 512 x 7^2 at 0.58 ms where winograd-4x4 ran 0.52. */
-        if (fconv_wino_nhwc_runs(plan, m)) cols = fconv_wino_nhwc_columns(plan, m, &products);
+         * took winograd-2x2 for 1 x 512 x 7^2 NHWC at 0.58 ms where winograd-4x4 ran 0.52. */
+        if (fconv_wino_channels_last_runs(plan, m)) cols = fconv_wino_channels_last_columns(plan, m, &products);
         t = cols * a2 * (in + out) + products * a2 * (double)g.kgp * cg / rate;
     } else if (g.cg == 1) {
         t = 1.0e-9 * cols * a2 * (cg + kg) + 0.5e-9 * cols * a2 * kg;
@@ -838,10 +862,11 @@ static double wino_cost(const fconv_plan *plan, int m) {
     static fconv_status prepare_##M(fconv_plan *p) { return wino_prepare(p, M); }                 \
     static void execute_##M(const fconv_plan *p, const float *x, const float *w, const float *b, \
                             float *y, void *ws) {                                                 \
-        if (fconv_wino_nhwc_runs(p, M)) fconv_wino_nhwc_execute(p, M, x, w, b, y, ws);            \
+        if (fconv_wino_channels_last_runs(p, M))                                                  \
+            fconv_wino_channels_last_execute(p, M, x, w, b, y, ws);                               \
         else wino_run(p, M, x, w, b, y, ws);                                                      \
     }                                                                                             \
-    static int nhwc_##M(const fconv_plan *p) { return fconv_wino_nhwc_runs(p, M); }               \
+    static int nhwc_##M(const fconv_plan *p) { return fconv_wino_channels_last_runs(p, M); }  \
     const struct fconv_algorithm SYMBOL = {                                                       \
         .id = ID,                                                                                 \
         .name = NAME,                                                                             \

@@ -42,20 +42,22 @@ void fconv_wino_transform_filter(const struct fconv_wino_matrices *mat, const fl
                                  float *u, size_t u_step);
 
 /*
- * The NHWC driver (winograd-nhwc.c) for F(m x m, 3 x 3), m = 2, 4, 6: whether it runs the plan
- * (conv2d in FCONV_LAYOUT_NHWC, one group, C and K multiples of 16; otherwise the plan goes
- * through layout.c's NCHW copies), and its
+ * The channels-last driver (winograd-channels-last.c) for F(m x m, 3 x 3), m = 2, 4, 6: whether
+ * it can run the plan (conv2d, one group, C and K multiples of 16; winograd.c decides whether it
+ * does: every such NHWC plan, NCHW ones by their tile columns and output size), and its
  * workspace, prepare (plan-time weights transformed into plan->algo_state, freed by
  * fconv_free_aligned) and execute, the same contracts as fconv_algorithm's.
  */
-int fconv_wino_nhwc_runs(const fconv_plan *plan, int m);
-size_t fconv_wino_nhwc_workspace(const fconv_plan *plan, int m);
-fconv_status fconv_wino_nhwc_prepare(fconv_plan *plan, int m);
+int fconv_wino_channels_last_serves(const fconv_plan *plan, int m);
+/* Whether winograd.c hands this plan (of winograd-2x2/4x4/6x6, m) to the channels-last driver. */
+int fconv_wino_channels_last_runs(const fconv_plan *plan, int m);
+size_t fconv_wino_channels_last_workspace(const fconv_plan *plan, int m);
+fconv_status fconv_wino_channels_last_prepare(fconv_plan *plan, int m);
 /* For the cost model: the tiles the transforms run (the real ones, no strip padding) and, in
  * *product_columns, the tile columns of the products (each block's rounded up to the
  * register tile). */
-double fconv_wino_nhwc_columns(const fconv_plan *plan, int m, double *product_columns);
-void fconv_wino_nhwc_execute(const fconv_plan *plan, int m, const float *x, const float *w,
-                             const float *bias, float *y, void *workspace);
+double fconv_wino_channels_last_columns(const fconv_plan *plan, int m, double *product_columns);
+void fconv_wino_channels_last_execute(const fconv_plan *plan, int m, const float *x, const float *w,
+                                      const float *bias, float *y, void *workspace);
 
 #endif

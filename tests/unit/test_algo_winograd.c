@@ -289,14 +289,16 @@ static void test_streamed_output(void) {
     free(y1);
 }
 
-/* NHWC plans that winograd-2x2/4x4/6x6 run as they lie (winograd-nhwc.c: C and K multiples
- * of 16, one group): partial tiles, a 1x1 image, padding on one side, output channel blocks
- * of the tile partly filled (48, 80), several tile blocks, and a layer whose U passes 1 MiB
- * with few tiles (the steps split across the threads), one whose U passes half the last-level
- * cache; against the reference on every ISA,
- * the same bits for 1, 2 and 3 threads and for weights at plan time or execute time, and
- * without the NCHW copies (the explanation does not name them). */
-static void test_nhwc_native(void) {
+/* The channels-last driver (winograd-channels-last.c: C and K multiples of 16, one group) on
+ * NHWC plans, which it runs as they lie, and on NCHW plans, where it transposes a segment's rows
+ * in and out: partial tiles, a 1x1 image, padding on one side, output channel blocks of the
+ * tile partly filled (48, 80), several tile blocks, and a layer whose U passes 1 MiB with few
+ * tiles (the steps split across the threads), one whose U passes half the last-level cache;
+ * against the reference on every ISA, the same bits for 1, 2 and 3 threads and for weights at
+ * plan time or execute time, NHWC without the NCHW copies (the explanation does not name
+ * them); NCHW plans whichever driver winograd.c chooses, the channels-last one for some of
+ * them with each algorithm. */
+static void test_channels_last_driver(void) {
     static const fconv_conv2d_desc shapes[] = {
         {.n = 2, .c = 16, .h = 13, .w = 11, .k = 32, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
          .pad_right = 1, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU},
@@ -314,9 +316,11 @@ static void test_nhwc_native(void) {
     };
     static const fconv_algo algos[] = {FCONV_ALGO_WINOGRAD_2X2, FCONV_ALGO_WINOGRAD_4X4, FCONV_ALGO_WINOGRAD_6X6};
     static const fconv_isa isas[] = {FCONV_ISA_SCALAR, FCONV_ISA_AVX2, FCONV_ISA_AVX512};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        fconv_conv2d_desc d = shapes[s];
-        d.layout = FCONV_LAYOUT_NHWC;
+    int nchw_runs[3] = {0, 0, 0};
+    for (size_t s = 0; s < 2 * sizeof shapes / sizeof shapes[0]; s++) {
+        fconv_conv2d_desc d = shapes[s % (sizeof shapes / sizeof shapes[0])];
+        const int nhwc = s < sizeof shapes / sizeof shapes[0];
+        d.layout = nhwc ? FCONV_LAYOUT_NHWC : FCONV_LAYOUT_NCHW;
         for (size_t a = 0; a < 3; a++)
             for (size_t i = 0; i < 3; i++) {
                 fconv_algo_info info;
@@ -340,6 +344,8 @@ static void test_nhwc_native(void) {
                     }
                     CHECKF(!strstr(fconv_plan_explain(plan), "NCHW copies"), "%s shape %zu: %s", info.name, s,
                            fconv_plan_explain(plan));
+                    CHECK(!nhwc || fconv_wino_channels_last_runs(plan, 2 + 2 * (int)a));
+                    if (!nhwc && run == 0) nchw_runs[a] += fconv_wino_channels_last_runs(plan, 2 + 2 * (int)a);
                     CHECK(fconv_execute(plan, x, run == 3 ? NULL : w, run == 3 ? NULL : b, y) == FCONV_OK);
                     if (!y1) {
                         double err = fconv_ref_normalized_error(plan, x, w, b, y, 1, NULL);
@@ -359,6 +365,7 @@ static void test_nhwc_native(void) {
                 test_rand_u64();
             }
     }
+    for (size_t a = 0; a < 3; a++) CHECKF(nchw_runs[a] > 0, "%s: no NCHW plan ran channels last", fconv_algo_name(algos[a]));
     /* Channels that are not a multiple of 16, or groups: through the copies, still right */
     fconv_conv2d_desc d = {.n = 1, .c = 24, .h = 10, .w = 10, .k = 16, .r = 3, .s = 3, .groups = 2,
                            .layout = FCONV_LAYOUT_NHWC};
@@ -420,7 +427,7 @@ int main(void) {
     TEST(test_tile_transforms);
     TEST(test_conv2d_blocks);
     TEST(test_streamed_output);
-    TEST(test_nhwc_native);
+    TEST(test_channels_last_driver);
     TEST(test_declines);
     return test_finish();
 }

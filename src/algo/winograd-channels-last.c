@@ -1,8 +1,9 @@
 /*
- * winograd-nhwc.c — Winograd F(m x m, 3 x 3), m = 2, 4 or 6, on conv2d's NHWC tensors as they
- * lie (winograd.c hands winograd-2x2/4x4/6x6 plans over where fconv_wino_nhwc_runs says so).
- * In NHWC a pixel's channels sit side by side, so every step keeps the channels in the vector
- * lanes where the NCHW driver keeps the tiles:
+ * winograd-channels-last.c — Winograd F(m x m, 3 x 3), m = 2, 4 or 6, with the channels in the
+ * vector lanes where the NCHW driver (winograd.c) keeps the tiles. winograd.c hands it every
+ * plan it serves (fconv_wino_channels_last_serves) in NHWC, and NCHW plans where it is the
+ * faster driver. In NHWC a pixel's channels sit side by side, and every step reads and writes
+ * them as whole vectors:
  *   1. a tile's alpha x alpha patch is alpha runs of alpha pixels, each run alpha·C
  *      consecutive floats of x, transformed where it lies by the tile-minor kernels of
  *      winograd-tiles.c with the C channels as their "tiles" (a pixel C floats apart, a row
@@ -15,10 +16,15 @@
  *   3. the output transform, output channels in the lanes, adds the bias, applies ReLU and
  *      stores a tile's m x m pixels in y, K floats a pixel; a tile that reaches past the
  *      output's edge goes through a buffer whence its valid pixels are copied.
+ * NCHW x and y: the tiles go by segments (a block's tiles within one tile row); a segment's
+ * alpha input rows are transposed into the worker's buffer as NHWC rows (zeros outside the
+ * image), its patches read from there, and its m output rows leave the output transform into
+ * a second buffer whence they are transposed into y's planes: each input row is transposed
+ * alpha / m times, in the caches, never a whole-tensor copy.
  * Work units are blocks of consecutive tiles (all images), each run whole by one worker with
  * its own buffers, shared out as fconv_parallel_steal does; a unit's arithmetic never depends
- * on the worker. Through NCHW copies instead (layout.c), each copy costs a pass over x or y
- * (0.3 ns a float beside winograd-4x4, 2 threads).
+ * on the worker. Through layout.c's whole-tensor NCHW copies instead, each copy costs a pass
+ * over x or y (0.3 ns a float beside winograd-4x4, 2 threads).
  */
 #include <string.h>
 
@@ -52,6 +58,9 @@ struct wn_geometry {
     int64_t px, lanes, block, kblocks; /* implicit-gemm's tile: px tiles by block channels */
     int64_t tb, blocks;                /* tiles per block (a multiple of px where there are more), blocks */
     int relu;
+    int nchw;                          /* x and y NCHW: the input rows a segment reads and its
+                                          output rows go through per-thread NHWC buffers */
+    int64_t seg_tiles;                 /* NCHW: the most tiles of one tile row a step runs */
     int phase_mode;                    /* each block's steps split across the threads (else whole
                                           blocks per worker) */
     size_t u_floats;                   /* U packed: a2 · kblocks · C · block */
@@ -110,18 +119,24 @@ static struct wn_geometry wn_geometry(const fconv_plan *plan, int m) {
     g.u_floats = (size_t)(g.a2 * g.kblocks * g.c * g.block);
     g.offsets_bytes = fconv_round_up_64((size_t)g.c * sizeof(int32_t));
     g.u_bytes = plan->weights ? 0 : fconv_round_up_64(g.u_floats * sizeof(float));
+    g.nchw = d->layout != FCONV_LAYOUT_NHWC;
+    g.seg_tiles = min64(g.tb, g.tiles_w);
     g.patch_bytes = fconv_round_up_64((size_t)(g.a2 * g.c) * sizeof(float));
     g.v_bytes = fconv_round_up_64((size_t)(g.a2 * g.tb * g.c) * sizeof(float));
     g.m_bytes = fconv_round_up_64((size_t)(g.a2 * g.tb * g.k) * sizeof(float));
     g.out_bytes = fconv_round_up_64((size_t)(g.m * g.m * g.k) * sizeof(float));
+    if (g.nchw) { /* the patch and output buffers hold a segment's rows */
+        g.patch_bytes = fconv_round_up_64((size_t)(g.alpha * (g.seg_tiles * g.m + g.alpha - g.m) * g.c) * sizeof(float));
+        g.out_bytes = fconv_round_up_64((size_t)(g.m * g.seg_tiles * g.m * g.k) * sizeof(float));
+    }
     g.threads = (size_t)threads;
     g.sets = g.phase_mode ? 1 : (size_t)min64(threads, g.blocks);
     g.total = g.offsets_bytes + g.u_bytes + g.sets * (g.v_bytes + g.m_bytes) + g.threads * (g.patch_bytes + g.out_bytes);
     return g;
 }
 
-int fconv_wino_nhwc_runs(const fconv_plan *plan, int m) {
-    if (plan->kind != FCONV_KIND_CONV2D || plan->conv2d.layout != FCONV_LAYOUT_NHWC || m == 3) return 0;
+int fconv_wino_channels_last_serves(const fconv_plan *plan, int m) {
+    if (plan->kind != FCONV_KIND_CONV2D || m == 3) return 0;
     const fconv_conv2d_desc *d = &plan->conv2d;
     /* The transforms run 16 channels at a time (FCONV_WINO_STRIP); one group (a group's
      * channels would be a stride apart in V and in y). */
@@ -129,12 +144,12 @@ int fconv_wino_nhwc_runs(const fconv_plan *plan, int m) {
     return 1;
 }
 
-size_t fconv_wino_nhwc_workspace(const fconv_plan *plan, int m) { return wn_geometry(plan, m).total; }
+size_t fconv_wino_channels_last_workspace(const fconv_plan *plan, int m) { return wn_geometry(plan, m).total; }
 
 /* Tiles of block b (the last may hold fewer). */
 static int64_t block_tiles(const struct wn_geometry *g, size_t b) { return min64(g->tb, g->tiles - (int64_t)b * g->tb); }
 
-double fconv_wino_nhwc_columns(const fconv_plan *plan, int m, double *product_columns) {
+double fconv_wino_channels_last_columns(const fconv_plan *plan, int m, double *product_columns) {
     const struct wn_geometry g = wn_geometry(plan, m);
     *product_columns = 0.0;
     for (size_t b = 0; b < (size_t)g.blocks; b++) /* the products go 7 tiles (px) at a time */
@@ -168,7 +183,7 @@ static void transform_weights(const struct wn_geometry *g, int threads, const fl
     fconv_parallel_1d(threads, (size_t)g->k, u_task, &ctx);
 }
 
-fconv_status fconv_wino_nhwc_prepare(fconv_plan *plan, int m) {
+fconv_status fconv_wino_channels_last_prepare(fconv_plan *plan, int m) {
     if (!plan->weights) return FCONV_OK;
     struct wn_geometry g = wn_geometry(plan, m);
     float *u = fconv_alloc_aligned(g.u_floats * sizeof(float));
@@ -265,10 +280,77 @@ static struct wn_buffers buffers(const struct wn_ctx *ctx, size_t set, size_t wo
     return b;
 }
 
+/* NCHW: the tiles of one tile row from origin o on, nt of them (a segment): their alpha input
+ * rows, from column o.col - pad_left on, transposed into d as rows of nt·m + alpha - m pixels,
+ * C floats a pixel, zeros outside the image. */
+static void segment_input_rows(const struct wn_geometry *g, const float *x, struct tile_origin o, int64_t nt, float *d) {
+    const int64_t wseg = nt * g->m + g->alpha - g->m, col0 = o.col - g->pad_left;
+    const int64_t j0 = col0 < 0 ? -col0 : 0, j1 = min64(wseg, g->w - col0);
+    const size_t c = (size_t)g->c;
+    for (int64_t i = 0; i < g->alpha; i++) {
+        float *di = d + (size_t)(i * wseg) * c;
+        const int64_t r = o.row - g->pad_top + i;
+        if (r < 0 || r >= g->h || j1 <= j0) {
+            memset(di, 0, (size_t)wseg * c * sizeof(float));
+            continue;
+        }
+        if (j0 > 0) memset(di, 0, (size_t)j0 * c * sizeof(float));
+        g->kern->transpose(x + ((o.n * g->c) * g->h + r) * g->w + col0 + j0, (size_t)(g->h * g->w), c,
+                           (size_t)(j1 - j0), di + (size_t)j0 * c, c);
+        if (j1 < wseg) memset(di + (size_t)j1 * c, 0, (size_t)(wseg - j1) * c * sizeof(float));
+    }
+}
+
+/* Tiles [first, last) of block b by segments: *nt of them from tile `first` on, all in one tile
+ * row of one image, whose first tile's origin this returns. */
+static struct tile_origin segment(const struct wn_geometry *g, size_t b, int64_t first, int64_t last, int64_t *nt) {
+    const struct tile_origin o = tile_origin(g, (int64_t)b * g->tb + first);
+    *nt = min64(last - first, g->tiles_w - o.col / g->m);
+    return o;
+}
+
+/* NCHW: block b's tiles [first, last) through the input transform, into V. */
+static void input_tiles_nchw(const struct wn_ctx *ctx, size_t b, int64_t first, int64_t last,
+                             const struct wn_buffers *buf) {
+    const struct wn_geometry *g = ctx->g;
+    const fconv_wino_input_fn input = g->kern->wino_input[g->mat->input_slot];
+    for (int64_t t = first, nt; t < last; t += nt) {
+        const struct tile_origin o = segment(g, b, t, last, &nt);
+        segment_input_rows(g, ctx->x, o, nt, buf->patch);
+        const size_t row_step = (size_t)((nt * g->m + g->alpha - g->m) * g->c);
+        for (int64_t e = 0; e < nt; e++)
+            input(buf->patch + e * g->m * g->c, row_step, (size_t)g->c, buf->v + (t + e) * g->c,
+                  (size_t)(g->tb * g->c), (size_t)g->c);
+    }
+}
+
+/* NCHW: block b's tiles [first, last) from M through the output transform, the bias and ReLU
+ * into the segment's m output rows (NHWC), whose valid pixels are transposed into y. */
+static void output_tiles_nchw(const struct wn_ctx *ctx, size_t b, int64_t first, int64_t last,
+                              const struct wn_buffers *buf) {
+    const struct wn_geometry *g = ctx->g;
+    const fconv_wino_output_fn output = g->kern->wino_output[g->mat->output_slot];
+    const size_t k = (size_t)g->k, m_step = (size_t)(g->tb * g->k), plane = (size_t)(g->p * g->q);
+    for (int64_t t = first, nt; t < last; t += nt) {
+        const struct tile_origin o = segment(g, b, t, last, &nt);
+        const size_t row_step = (size_t)(nt * g->m) * k;
+        for (int64_t e = 0; e < nt; e++)
+            output(buf->mm + (t + e) * g->k, m_step, buf->out + e * g->m * g->k, row_step, k, ctx->bias, g->relu, k);
+        const int64_t rows = min64(g->m, g->p - o.row), cols = min64(nt * g->m, g->q - o.col);
+        for (int64_t i = 0; i < rows; i++)
+            g->kern->transpose(buf->out + (size_t)i * row_step, k, (size_t)cols, k,
+                               ctx->y + ((o.n * g->k) * g->p + o.row + i) * g->q + o.col, plane);
+    }
+}
+
 /* Block b's tiles [first, last) (of its nt) through the input transform, into V. */
 static void input_tiles(const struct wn_ctx *ctx, size_t b, int64_t first, int64_t last, const struct wn_buffers *buf) {
     const struct wn_geometry *g = ctx->g;
     const fconv_wino_input_fn input = g->kern->wino_input[g->mat->input_slot];
+    if (g->nchw) {
+        input_tiles_nchw(ctx, b, first, last, buf);
+        return;
+    }
     for (int64_t t = first; t < last; t++) {
         size_t row_step;
         const float *d = tile_patch(g, ctx->x, (int64_t)b * g->tb + t, buf->patch, &row_step);
@@ -283,6 +365,10 @@ static void output_tiles(const struct wn_ctx *ctx, size_t b, int64_t first, int6
     const struct wn_geometry *g = ctx->g;
     const fconv_wino_output_fn output = g->kern->wino_output[g->mat->output_slot];
     const size_t k = (size_t)g->k, m_step = (size_t)(g->tb * g->k);
+    if (g->nchw) {
+        output_tiles_nchw(ctx, b, first, last, buf);
+        return;
+    }
     for (int64_t t = first; t < last; t++) {
         const struct tile_origin o = tile_origin(g, (int64_t)b * g->tb + t);
         const int64_t rows = min64(g->m, g->p - o.row), cols = min64(g->m, g->q - o.col);
@@ -333,7 +419,7 @@ static void output_piece(const void *vctx, size_t first, size_t last, size_t wor
     output_tiles(p->ctx, p->b, (int64_t)first, (int64_t)last, &buf);
 }
 
-void fconv_wino_nhwc_execute(const fconv_plan *plan, int m, const float *x, const float *w, const float *bias,
+void fconv_wino_channels_last_execute(const fconv_plan *plan, int m, const float *x, const float *w, const float *bias,
                              float *y, void *workspace) {
     const struct wn_geometry g = wn_geometry(plan, m);
     char *ws = workspace;
