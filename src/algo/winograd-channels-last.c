@@ -437,10 +437,14 @@ void fconv_wino_channels_last_execute(const fconv_plan *plan, int m, const float
         fconv_parallel_steal((int)g.sets, (size_t)g.blocks, 1, block_piece, &ctx);
         return;
     }
+    /* NCHW: pieces of a tile row's tiles, whose input and output rows are transposed once
+     * (pieces of one tile transposed each tile's alpha rows of alpha pixels: 1 x 128 x 28^2,
+     * 2 threads, ran no faster than one) */
+    const size_t grain = g.nchw ? (size_t)g.seg_tiles : 1;
     for (size_t b = 0; b < (size_t)g.blocks; b++) {
         struct phase_ctx p = {&ctx, b, block_tiles(&g, b)};
-        fconv_parallel_steal((int)g.threads, (size_t)p.nt, 1, input_piece, &p);
+        fconv_parallel_steal((int)g.threads, (size_t)p.nt, grain, input_piece, &p);
         fconv_parallel_steal((int)g.threads, (size_t)g.a2, 1, multiply_piece, &p);
-        fconv_parallel_steal((int)g.threads, (size_t)p.nt, 1, output_piece, &p);
+        fconv_parallel_steal((int)g.threads, (size_t)p.nt, grain, output_piece, &p);
     }
 }
