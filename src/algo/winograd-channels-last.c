@@ -34,22 +34,22 @@
 #include "core/parallel.h"
 
 /* V and M of one block aim at this many floats together (1 MiB, a Zen 5 core's L2; a block
- * holds at most WINO_NHWC_MAX_BLOCK tiles). Against the NCHW driver's 2 MiB (2 threads,
+ * holds at most WINO_CL_MAX_BLOCK tiles). Against the NCHW driver's 2 MiB (2 threads,
  * winograd-4x4, 7 alternated rounds): 8 x 64 x 56^2 1.19x, 1 x 64 x 224^2 1.14, 8 x 128 x 28^2
  * 1.11, 1 x 128 x 112^2 1.08; in 5 rounds 8 x 256 x 14^2 1.07, 1 x 256 x 56^2 1.06, the
  * batch-1 layers whose blocks the thread count bounds unchanged. 512 KiB was no better. */
-#define WINO_NHWC_BLOCK_TARGET_FLOATS ((int64_t)1 << 18)
-#define WINO_NHWC_MAX_BLOCK ((int64_t)256)
+#define WINO_CL_BLOCK_TARGET_FLOATS ((int64_t)1 << 18)
+#define WINO_CL_MAX_BLOCK ((int64_t)256)
 /* Every block reads all of U. Past half the last-level cache U comes from memory for each
  * block, and blocks grow until V and M together reach half of U, as in the NCHW driver
  * (2 threads, 3 alternated rounds against the NCHW copies: 1 x 512 x 7^2 0.78 -> 0.43 ms,
  * 1 x 512 x 28^2 3.89 -> 3.02, 8 x 512 x 14^2 8.09 -> 7.90). */
-#define WINO_NHWC_U_CACHED_BYTES ((double)FCONV_LLC_BYTES / 2)
+#define WINO_CL_U_CACHED_BYTES ((double)FCONV_LLC_BYTES / 2)
 /* U this small stays in each core's L2 while a worker runs whole blocks (the NCHW driver's
  * WINO_U_PRIVATE_BYTES). */
-#define WINO_NHWC_U_PRIVATE_BYTES ((double)(1 << 20))
+#define WINO_CL_U_PRIVATE_BYTES ((double)(1 << 20))
 
-struct wn_geometry {
+struct cl_geometry {
     const struct fconv_wino_matrices *mat;
     const struct fconv_kernels *kern;
     int64_t m, alpha, a2;
@@ -71,9 +71,9 @@ struct wn_geometry {
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-static struct wn_geometry wn_geometry(const fconv_plan *plan, int m) {
+static struct cl_geometry cl_geometry(const fconv_plan *plan, int m) {
     const fconv_conv2d_desc *d = &plan->conv2d;
-    struct wn_geometry g;
+    struct cl_geometry g;
     memset(&g, 0, sizeof g);
     g.mat = fconv_wino_matrices_for(m);
     g.kern = plan->kernels;
@@ -105,11 +105,11 @@ static struct wn_geometry wn_geometry(const fconv_plan *plan, int m) {
      * read all of U for every block). */
     const int64_t threads = plan->threads > 1 ? plan->threads : 1;
     const double u_bytes = 4.0 * (double)(g.a2 * g.c * g.k);
-    int64_t vm_target = WINO_NHWC_BLOCK_TARGET_FLOATS;
-    if (u_bytes > WINO_NHWC_U_CACHED_BYTES && (int64_t)(u_bytes / 8) > vm_target) vm_target = (int64_t)(u_bytes / 8);
-    int64_t tb = min64(vm_target / (g.a2 * (g.c + g.k)), WINO_NHWC_MAX_BLOCK);
+    int64_t vm_target = WINO_CL_BLOCK_TARGET_FLOATS;
+    if (u_bytes > WINO_CL_U_CACHED_BYTES && (int64_t)(u_bytes / 8) > vm_target) vm_target = (int64_t)(u_bytes / 8);
+    int64_t tb = min64(vm_target / (g.a2 * (g.c + g.k)), WINO_CL_MAX_BLOCK);
     const int64_t tb_shared = min64(tb, (g.tiles + 2 * threads - 1) / (2 * threads));
-    g.phase_mode = threads > 1 && u_bytes > WINO_NHWC_U_PRIVATE_BYTES && tb_shared < tb / 2;
+    g.phase_mode = threads > 1 && u_bytes > WINO_CL_U_PRIVATE_BYTES && tb_shared < tb / 2;
     if (!g.phase_mode) tb = tb_shared;
     tb = tb < g.px ? g.px : tb / g.px * g.px;
     g.blocks = (g.tiles + tb - 1) / tb;
@@ -144,13 +144,13 @@ int fconv_wino_channels_last_serves(const fconv_plan *plan, int m) {
     return 1;
 }
 
-size_t fconv_wino_channels_last_workspace(const fconv_plan *plan, int m) { return wn_geometry(plan, m).total; }
+size_t fconv_wino_channels_last_workspace(const fconv_plan *plan, int m) { return cl_geometry(plan, m).total; }
 
 /* Tiles of block b (the last may hold fewer). */
-static int64_t block_tiles(const struct wn_geometry *g, size_t b) { return min64(g->tb, g->tiles - (int64_t)b * g->tb); }
+static int64_t block_tiles(const struct cl_geometry *g, size_t b) { return min64(g->tb, g->tiles - (int64_t)b * g->tb); }
 
 double fconv_wino_channels_last_columns(const fconv_plan *plan, int m, double *product_columns) {
-    const struct wn_geometry g = wn_geometry(plan, m);
+    const struct cl_geometry g = cl_geometry(plan, m);
     *product_columns = 0.0;
     for (size_t b = 0; b < (size_t)g.blocks; b++) /* the products go 7 tiles (px) at a time */
         *product_columns += (double)((block_tiles(&g, b) + g.px - 1) / g.px * g.px);
@@ -162,14 +162,14 @@ double fconv_wino_channels_last_columns(const fconv_plan *plan, int m, double *p
  * floats, so each starts 64-byte aligned. K is a multiple of 16: no lane lies past it. */
 
 struct u_ctx {
-    const struct wn_geometry *g;
+    const struct cl_geometry *g;
     const float *w;
     float *u;
 };
 
 static void u_task(const void *vctx, size_t kk) {
     const struct u_ctx *ctx = vctx;
-    const struct wn_geometry *g = ctx->g;
+    const struct cl_geometry *g = ctx->g;
     const int64_t k = (int64_t)kk, kb = k / g->block, j = k % g->block;
     const int64_t width = min64(g->block, g->k - kb * g->block); /* the block's nv·lanes */
     const size_t xn_step = (size_t)(g->kblocks * g->c * g->block);
@@ -178,14 +178,14 @@ static void u_task(const void *vctx, size_t kk) {
                                     ctx->u + (size_t)(kb * g->c * g->block + c * width + j), xn_step);
 }
 
-static void transform_weights(const struct wn_geometry *g, int threads, const float *w, float *u) {
+static void transform_weights(const struct cl_geometry *g, int threads, const float *w, float *u) {
     struct u_ctx ctx = {g, w, u};
     fconv_parallel_1d(threads, (size_t)g->k, u_task, &ctx);
 }
 
 fconv_status fconv_wino_channels_last_prepare(fconv_plan *plan, int m) {
     if (!plan->weights) return FCONV_OK;
-    struct wn_geometry g = wn_geometry(plan, m);
+    struct cl_geometry g = cl_geometry(plan, m);
     float *u = fconv_alloc_aligned(g.u_floats * sizeof(float));
     if (!u)
         return fconv_fail(FCONV_ENOMEM, "winograd-%dx%d: cannot allocate %zu bytes for the transformed weights", m,
@@ -197,8 +197,8 @@ fconv_status fconv_wino_channels_last_prepare(fconv_plan *plan, int m) {
 
 /* ---- execute ------------------------------------------------------------------------------ */
 
-struct wn_ctx {
-    const struct wn_geometry *g;
+struct cl_ctx {
+    const struct cl_geometry *g;
     const float *x, *u, *bias;
     const int32_t *offsets; /* 0 .. C-1: the tile's taps are V's channels in place */
     float *y;
@@ -210,7 +210,7 @@ struct tile_origin {
     int64_t n, row, col;
 };
 
-static struct tile_origin tile_origin(const struct wn_geometry *g, int64_t t) {
+static struct tile_origin tile_origin(const struct cl_geometry *g, int64_t t) {
     const int64_t per_image = g->tiles_h * g->tiles_w;
     const struct tile_origin o = {t / per_image, t % per_image / g->tiles_w * g->m, t % g->tiles_w * g->m};
     return o;
@@ -219,7 +219,7 @@ static struct tile_origin tile_origin(const struct wn_geometry *g, int64_t t) {
 /* Tile t's patch, alpha rows of alpha pixels, C floats a pixel: where it lies wholly inside
  * the image, x as it lies (*row_step = W·C); otherwise copied into d with zeros where it
  * leaves the image (*row_step = alpha·C). */
-static const float *tile_patch(const struct wn_geometry *g, const float *x, int64_t t, float *d, size_t *row_step) {
+static const float *tile_patch(const struct cl_geometry *g, const float *x, int64_t t, float *d, size_t *row_step) {
     const struct tile_origin o = tile_origin(g, t);
     const int64_t n = o.n, row0 = o.row - g->pad_top, col0 = o.col - g->pad_left;
     if (row0 >= 0 && row0 + g->alpha <= g->h && col0 >= 0 && col0 + g->alpha <= g->w) {
@@ -246,8 +246,8 @@ static const float *tile_patch(const struct wn_geometry *g, const float *x, int6
 /* A block's nt tiles: M[ξν][tile] = V[ξν][tile] · U[ξν]^T for ξν in [xn0, xn1), register
  * tile by register tile, ξν by ξν and channel block by block (a block's U, C·block floats,
  * serves all nt tiles). */
-static void multiply(const struct wn_ctx *ctx, int64_t xn0, int64_t xn1, int64_t nt, const float *v, float *mm) {
-    const struct wn_geometry *g = ctx->g;
+static void multiply(const struct cl_ctx *ctx, int64_t xn0, int64_t xn1, int64_t nt, const float *v, float *mm) {
+    const struct cl_geometry *g = ctx->g;
     const float *bases[FCONV_IMPLICIT_GEMM_PX_MAX];
     for (int64_t xn = xn0; xn < xn1; xn++) {
         const float *vx = v + xn * g->tb * g->c;
@@ -267,14 +267,14 @@ static void multiply(const struct wn_ctx *ctx, int64_t xn0, int64_t xn1, int64_t
 }
 
 /* A worker's buffers: V and M of set `set`, the patch and output buffers of thread `worker`. */
-struct wn_buffers {
+struct cl_buffers {
     float *v, *mm, *patch, *out;
 };
 
-static struct wn_buffers buffers(const struct wn_ctx *ctx, size_t set, size_t worker) {
-    const struct wn_geometry *g = ctx->g;
+static struct cl_buffers buffers(const struct cl_ctx *ctx, size_t set, size_t worker) {
+    const struct cl_geometry *g = ctx->g;
     char *sets = ctx->scratch, *own = sets + g->sets * (g->v_bytes + g->m_bytes) + worker * (g->patch_bytes + g->out_bytes);
-    struct wn_buffers b = {(float *)(sets + set * (g->v_bytes + g->m_bytes)),
+    struct cl_buffers b = {(float *)(sets + set * (g->v_bytes + g->m_bytes)),
                            (float *)(sets + set * (g->v_bytes + g->m_bytes) + g->v_bytes), (float *)own,
                            (float *)(own + g->patch_bytes)};
     return b;
@@ -283,7 +283,7 @@ static struct wn_buffers buffers(const struct wn_ctx *ctx, size_t set, size_t wo
 /* NCHW: the tiles of one tile row from origin o on, nt of them (a segment): their alpha input
  * rows, from column o.col - pad_left on, transposed into d as rows of nt·m + alpha - m pixels,
  * C floats a pixel, zeros outside the image. */
-static void segment_input_rows(const struct wn_geometry *g, const float *x, struct tile_origin o, int64_t nt, float *d) {
+static void segment_input_rows(const struct cl_geometry *g, const float *x, struct tile_origin o, int64_t nt, float *d) {
     const int64_t wseg = nt * g->m + g->alpha - g->m, col0 = o.col - g->pad_left;
     const int64_t j0 = col0 < 0 ? -col0 : 0, j1 = min64(wseg, g->w - col0);
     const size_t c = (size_t)g->c;
@@ -303,16 +303,16 @@ static void segment_input_rows(const struct wn_geometry *g, const float *x, stru
 
 /* Tiles [first, last) of block b by segments: *nt of them from tile `first` on, all in one tile
  * row of one image, whose first tile's origin this returns. */
-static struct tile_origin segment(const struct wn_geometry *g, size_t b, int64_t first, int64_t last, int64_t *nt) {
+static struct tile_origin segment(const struct cl_geometry *g, size_t b, int64_t first, int64_t last, int64_t *nt) {
     const struct tile_origin o = tile_origin(g, (int64_t)b * g->tb + first);
     *nt = min64(last - first, g->tiles_w - o.col / g->m);
     return o;
 }
 
 /* NCHW: block b's tiles [first, last) through the input transform, into V. */
-static void input_tiles_nchw(const struct wn_ctx *ctx, size_t b, int64_t first, int64_t last,
-                             const struct wn_buffers *buf) {
-    const struct wn_geometry *g = ctx->g;
+static void input_tiles_nchw(const struct cl_ctx *ctx, size_t b, int64_t first, int64_t last,
+                             const struct cl_buffers *buf) {
+    const struct cl_geometry *g = ctx->g;
     const fconv_wino_input_fn input = g->kern->wino_input[g->mat->input_slot];
     for (int64_t t = first, nt; t < last; t += nt) {
         const struct tile_origin o = segment(g, b, t, last, &nt);
@@ -326,9 +326,9 @@ static void input_tiles_nchw(const struct wn_ctx *ctx, size_t b, int64_t first, 
 
 /* NCHW: block b's tiles [first, last) from M through the output transform, the bias and ReLU
  * into the segment's m output rows (NHWC), whose valid pixels are transposed into y. */
-static void output_tiles_nchw(const struct wn_ctx *ctx, size_t b, int64_t first, int64_t last,
-                              const struct wn_buffers *buf) {
-    const struct wn_geometry *g = ctx->g;
+static void output_tiles_nchw(const struct cl_ctx *ctx, size_t b, int64_t first, int64_t last,
+                              const struct cl_buffers *buf) {
+    const struct cl_geometry *g = ctx->g;
     const fconv_wino_output_fn output = g->kern->wino_output[g->mat->output_slot];
     const size_t k = (size_t)g->k, m_step = (size_t)(g->tb * g->k), plane = (size_t)(g->p * g->q);
     for (int64_t t = first, nt; t < last; t += nt) {
@@ -344,13 +344,13 @@ static void output_tiles_nchw(const struct wn_ctx *ctx, size_t b, int64_t first,
 }
 
 /* Block b's tiles [first, last) (of its nt) through the input transform, into V. */
-static void input_tiles(const struct wn_ctx *ctx, size_t b, int64_t first, int64_t last, const struct wn_buffers *buf) {
-    const struct wn_geometry *g = ctx->g;
-    const fconv_wino_input_fn input = g->kern->wino_input[g->mat->input_slot];
+static void input_tiles(const struct cl_ctx *ctx, size_t b, int64_t first, int64_t last, const struct cl_buffers *buf) {
+    const struct cl_geometry *g = ctx->g;
     if (g->nchw) {
         input_tiles_nchw(ctx, b, first, last, buf);
         return;
     }
+    const fconv_wino_input_fn input = g->kern->wino_input[g->mat->input_slot];
     for (int64_t t = first; t < last; t++) {
         size_t row_step;
         const float *d = tile_patch(g, ctx->x, (int64_t)b * g->tb + t, buf->patch, &row_step);
@@ -361,14 +361,14 @@ static void input_tiles(const struct wn_ctx *ctx, size_t b, int64_t first, int64
 /* Block b's tiles [first, last) from M through the output transform, the bias and ReLU into y:
  * straight there where all m x m outputs lie inside it, else through the worker's buffer
  * whence the valid pixels are copied. */
-static void output_tiles(const struct wn_ctx *ctx, size_t b, int64_t first, int64_t last, const struct wn_buffers *buf) {
-    const struct wn_geometry *g = ctx->g;
-    const fconv_wino_output_fn output = g->kern->wino_output[g->mat->output_slot];
-    const size_t k = (size_t)g->k, m_step = (size_t)(g->tb * g->k);
+static void output_tiles(const struct cl_ctx *ctx, size_t b, int64_t first, int64_t last, const struct cl_buffers *buf) {
+    const struct cl_geometry *g = ctx->g;
     if (g->nchw) {
         output_tiles_nchw(ctx, b, first, last, buf);
         return;
     }
+    const fconv_wino_output_fn output = g->kern->wino_output[g->mat->output_slot];
+    const size_t k = (size_t)g->k, m_step = (size_t)(g->tb * g->k);
     for (int64_t t = first; t < last; t++) {
         const struct tile_origin o = tile_origin(g, (int64_t)b * g->tb + t);
         const int64_t rows = min64(g->m, g->p - o.row), cols = min64(g->m, g->q - o.col);
@@ -384,8 +384,8 @@ static void output_tiles(const struct wn_ctx *ctx, size_t b, int64_t first, int6
 }
 
 static void block_piece(const void *vctx, size_t first, size_t last, size_t worker) {
-    const struct wn_ctx *ctx = vctx;
-    const struct wn_buffers buf = buffers(ctx, worker, worker);
+    const struct cl_ctx *ctx = vctx;
+    const struct cl_buffers buf = buffers(ctx, worker, worker);
     for (size_t b = first; b < last; b++) {
         const int64_t nt = block_tiles(ctx->g, b);
         input_tiles(ctx, b, 0, nt, &buf);
@@ -396,32 +396,32 @@ static void block_piece(const void *vctx, size_t first, size_t last, size_t work
 
 /* Phase mode: one block's steps, each shared out (struct phase_ctx). */
 struct phase_ctx {
-    const struct wn_ctx *ctx;
+    const struct cl_ctx *ctx;
     size_t b;
     int64_t nt;
 };
 
 static void input_piece(const void *vctx, size_t first, size_t last, size_t worker) {
     const struct phase_ctx *p = vctx;
-    const struct wn_buffers buf = buffers(p->ctx, 0, worker);
+    const struct cl_buffers buf = buffers(p->ctx, 0, worker);
     input_tiles(p->ctx, p->b, (int64_t)first, (int64_t)last, &buf);
 }
 
 static void multiply_piece(const void *vctx, size_t first, size_t last, size_t worker) {
     const struct phase_ctx *p = vctx;
-    const struct wn_buffers buf = buffers(p->ctx, 0, worker);
+    const struct cl_buffers buf = buffers(p->ctx, 0, worker);
     multiply(p->ctx, (int64_t)first, (int64_t)last, p->nt, buf.v, buf.mm);
 }
 
 static void output_piece(const void *vctx, size_t first, size_t last, size_t worker) {
     const struct phase_ctx *p = vctx;
-    const struct wn_buffers buf = buffers(p->ctx, 0, worker);
+    const struct cl_buffers buf = buffers(p->ctx, 0, worker);
     output_tiles(p->ctx, p->b, (int64_t)first, (int64_t)last, &buf);
 }
 
-void fconv_wino_channels_last_execute(const fconv_plan *plan, int m, const float *x, const float *w, const float *bias,
-                             float *y, void *workspace) {
-    const struct wn_geometry g = wn_geometry(plan, m);
+void fconv_wino_channels_last_execute(const fconv_plan *plan, int m, const float *x, const float *w,
+                                      const float *bias, float *y, void *workspace) {
+    const struct cl_geometry g = cl_geometry(plan, m);
     char *ws = workspace;
     int32_t *offsets = (int32_t *)ws;
     for (int64_t c = 0; c < g.c; c++) offsets[c] = (int32_t)c;
@@ -431,7 +431,7 @@ void fconv_wino_channels_last_execute(const fconv_plan *plan, int m, const float
         transform_weights(&g, plan->threads, w, uw);
         u = uw;
     }
-    struct wn_ctx ctx = {&g, x, u, plan->conv2d.has_bias ? bias : NULL, offsets, y,
+    struct cl_ctx ctx = {&g, x, u, plan->conv2d.has_bias ? bias : NULL, offsets, y,
                          ws + g.offsets_bytes + g.u_bytes};
     if (!g.phase_mode) {
         fconv_parallel_steal((int)g.sets, (size_t)g.blocks, 1, block_piece, &ctx);
