@@ -149,6 +149,18 @@ static void check_tile_transforms(const struct fconv_kernels *kern) {
             CHECKF(e % LD == 3 ? isnan(out_epi[e]) : out_epi[e] == want, "%s output transform F(%d) with bias and ReLU, element %d",
                    kern->name, m, e);
         }
+        /* ReLU without a bias keeps a -0.0 sum (lane 5: every element of M -0.0) as it is */
+        for (int e = 0; e < a * a; e++) d[e * LD + 5] = -0.0f;
+        kern->wino_output[w->output_slot](d, LD, out, (size_t)m * LD, LD, NULL, 0, LD);
+        kern->wino_output[w->output_slot](d, LD, out_epi, (size_t)m * LD, LD, NULL, 1, LD);
+        int negative_zeros = 0;
+        for (int e = 0; e < m * m * LD; e++) {
+            const float want = out[e] < 0.0f ? 0.0f : out[e];
+            negative_zeros += out[e] == 0.0f && signbit(out[e]);
+            CHECKF(memcmp(&out_epi[e], &want, sizeof want) == 0, "%s output transform F(%d) with ReLU, element %d",
+                   kern->name, m, e);
+        }
+        CHECKF(negative_zeros > 0, "%s output transform F(%d): no -0.0 sum to keep", kern->name, m);
         float g[16], u[64];
         test_fill_random(g, 16);
         fconv_wino_transform_filter(w, g, u, 1);

@@ -113,9 +113,10 @@ static inline void output_1d_f6(const vf d[8], vf o[6]) {
     }
 
 #define STORE_PLAIN(p, v, t) vf_storeu((p), (v))
-/* The NHWC epilogue: the lanes are output channels, so lane t's bias is bias[t]; max(0, .)
- * with the sum second keeps NaN and -0.0, as every other path's epilogue. */
-#define STORE_BIAS_RELU(p, v, t) vf_storeu((p), vf_max(floor, vf_add((v), bias ? vf_loadu(bias + (t)) : zero)))
+/* The NHWC epilogue: the lanes are output channels, so lane t's bias is bias[t] (else -0.0,
+ * which adds nothing: +0.0 would turn a -0.0 sum into +0.0); max(0, .) with the sum second
+ * keeps NaN and -0.0, as every other path's epilogue. */
+#define STORE_BIAS_RELU(p, v, t) vf_storeu((p), vf_max(floor, vf_add((v), bias ? vf_loadu(bias + (t)) : no_bias)))
 
 #define DEFINE_OUTPUT_TRANSFORM(M, ALPHA)                                                                    \
     void FCONV_ISA_SUFFIX(fconv_wino_output_f##M)(const float *mm, size_t m_step, float *out, size_t out_row,   \
@@ -125,7 +126,7 @@ static inline void output_1d_f6(const vf d[8], vf o[6]) {
                          STORE_PLAIN)                                                                        \
             return;                                                                                          \
         }                                                                                                    \
-        const vf zero = vf_zero(), floor = relu ? zero : vf_set1(-INFINITY);                                 \
+        const vf no_bias = vf_set1(-0.0f), floor = vf_set1(relu ? 0.0f : -INFINITY);                     \
         TRANSFORM_2D(output_1d_f##M, ALPHA, M, mm, ALPHA * m_step, m_step, out, out_row, out_col, ncols,      \
                      STORE_BIAS_RELU)                                                                        \
     }
