@@ -26,6 +26,7 @@
  * on the worker. Through layout.c's whole-tensor NCHW copies instead, each copy costs a pass
  * over x or y (0.3 ns a float beside winograd-4x4, 2 threads).
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "algo/winograd.h"
@@ -203,6 +204,7 @@ struct cl_ctx {
     const int32_t *offsets; /* 0 .. C-1: the tile's taps are V's channels in place */
     float *y;
     char *scratch;          /* the workers' buffers */
+    int stream;             /* y's whole tiles through non-temporal stores (execute) */
 };
 
 /* Tile t (of all images): its image and its first output row and column. */
@@ -335,7 +337,7 @@ static void output_tiles_nchw(const struct cl_ctx *ctx, size_t b, int64_t first,
         const struct tile_origin o = segment(g, b, t, last, &nt);
         const size_t row_step = (size_t)(nt * g->m) * k;
         for (int64_t e = 0; e < nt; e++)
-            output(buf->mm + (t + e) * g->k, m_step, buf->out + e * g->m * g->k, row_step, k, ctx->bias, g->relu, k);
+            output(buf->mm + (t + e) * g->k, m_step, buf->out + e * g->m * g->k, row_step, k, ctx->bias, g->relu, 0, k);
         const int64_t rows = min64(g->m, g->p - o.row), cols = min64(nt * g->m, g->q - o.col);
         for (int64_t i = 0; i < rows; i++)
             g->kern->transpose(buf->out + (size_t)i * row_step, k, (size_t)cols, k,
@@ -374,10 +376,10 @@ static void output_tiles(const struct cl_ctx *ctx, size_t b, int64_t first, int6
         const int64_t rows = min64(g->m, g->p - o.row), cols = min64(g->m, g->q - o.col);
         float *y = ctx->y + ((o.n * g->p + o.row) * g->q + o.col) * g->k;
         if (rows == g->m && cols == g->m) {
-            output(buf->mm + t * g->k, m_step, y, (size_t)g->q * k, k, ctx->bias, g->relu, k);
+            output(buf->mm + t * g->k, m_step, y, (size_t)g->q * k, k, ctx->bias, g->relu, ctx->stream, k);
             continue;
         }
-        output(buf->mm + t * g->k, m_step, buf->out, (size_t)g->m * k, k, ctx->bias, g->relu, k);
+        output(buf->mm + t * g->k, m_step, buf->out, (size_t)g->m * k, k, ctx->bias, g->relu, 0, k);
         for (int64_t i = 0; i < rows; i++)
             memcpy(y + i * g->q * g->k, buf->out + i * g->m * g->k, (size_t)cols * k * sizeof(float));
     }
@@ -392,6 +394,7 @@ static void block_piece(const void *vctx, size_t first, size_t last, size_t work
         multiply(ctx, 0, ctx->g->a2, nt, buf.v, buf.mm);
         output_tiles(ctx, b, 0, nt, &buf);
     }
+    if (ctx->stream) fconv_stream_fence();
 }
 
 /* Phase mode: one block's steps, each shared out (struct phase_ctx). */
@@ -417,6 +420,7 @@ static void output_piece(const void *vctx, size_t first, size_t last, size_t wor
     const struct phase_ctx *p = vctx;
     const struct cl_buffers buf = buffers(p->ctx, 0, worker);
     output_tiles(p->ctx, p->b, (int64_t)first, (int64_t)last, &buf);
+    if (p->ctx->stream) fconv_stream_fence();
 }
 
 void fconv_wino_channels_last_execute(const fconv_plan *plan, int m, const float *x, const float *w,
@@ -432,7 +436,12 @@ void fconv_wino_channels_last_execute(const fconv_plan *plan, int m, const float
         u = uw;
     }
     struct cl_ctx ctx = {&g, x, u, plan->conv2d.has_bias ? bias : NULL, offsets, y,
-                         ws + g.offsets_bytes + g.u_bytes};
+                         ws + g.offsets_bytes + g.u_bytes, 0};
+    /* NHWC: a large y leaves the output transform through non-temporal stores, which skip reading
+     * its lines first (every vector of a tile lies whole in y when y is 64-byte aligned, K being a
+     * multiple of 16). 2 threads, winograd-4x4, 5 alternated rounds: 1 x 64 x 224^2 1.05x, 8 x 64
+     * x 224^2 1.05, 8 x 64 x 112^2 -> 128 1.04, 8 x 128 x 112^2 1.02, 8 x 256 x 56^2 1.00. */
+    ctx.stream = !g.nchw && (uintptr_t)y % 64 == 0 && (double)plan->y_elems * sizeof(float) >= FCONV_STREAM_OUTPUT_BYTES;
     if (!g.phase_mode) {
         fconv_parallel_steal((int)g.sets, (size_t)g.blocks, 1, block_piece, &ctx);
         return;

@@ -541,7 +541,7 @@ static void output_channel(const struct unit_ctx *u, size_t unit, size_t k, floa
     unit_range(g, unit, &group, &t0, &nt);
     size_t ncols = round_up(nt, FCONV_WINO_STRIP);
     float *out = scratch;
-    g->kern->wino_output[g->mat->output_slot](mm + k * tb, g->m_xn, out, m * tb, tb, NULL, 0, ncols);
+    g->kern->wino_output[g->mat->output_slot](mm + k * tb, g->m_xn, out, m * tb, tb, NULL, 0, 0, ncols);
     int64_t kk = (int64_t)(group * (size_t)g->kg + k), mi = (int64_t)m;
     int has_bias = u->bias != NULL, relu = g->relu;
     float b = has_bias ? u->bias[kk] : 0.0f;

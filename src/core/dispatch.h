@@ -150,7 +150,9 @@ typedef void (*fconv_wino_f4_scatter_grid_fn)(const float *src, size_t src_step,
  * of pixels and a pixel apart); v(ξ, ν) at v + (ξ*alpha + ν)*v_step.
  * Output: out = A^T M A for one output channel; M(ξ, ν) at mm + (ξ*alpha + ν)*m_step;
  * out: element (i, j) at out + i*out_row + j*out_col, bias[lane] added where bias is not NULL
- * (NHWC: the lanes are output channels) and max(0, .) taken where relu.
+ * (NHWC: the lanes are output channels) and max(0, .) taken where relu; with stream, through
+ * non-temporal stores (out and both steps whole vectors apart and aligned; the calling thread
+ * fences, fconv_stream_fence, before anyone reads out).
  * wino_input is indexed by alpha/2 - 2 (alpha = 4, 6, 8), wino_output by m/2 - 1 for
  * F(m x m, 3 x 3), m = 2, 4, 6, and 3 for F(3x3, 4x4): the matrix set's input_slot and
  * output_slot (algo/winograd.h).
@@ -158,7 +160,7 @@ typedef void (*fconv_wino_f4_scatter_grid_fn)(const float *src, size_t src_step,
 typedef void (*fconv_wino_input_fn)(const float *d, size_t d_row, size_t d_col, float *v, size_t v_step,
                                     size_t ncols);
 typedef void (*fconv_wino_output_fn)(const float *mm, size_t m_step, float *out, size_t out_row, size_t out_col,
-                                     const float *bias, int relu, size_t ncols);
+                                     const float *bias, int relu, int stream, size_t ncols);
 
 /*
  * The fft-rows transforms (kernels/fft/fft-rows.c), n in {16, 32, 64, 128}, VF_LANES
@@ -326,11 +328,11 @@ FCONV_DECLARE_WINO_GATHER_SCATTER(avx512)
     void fconv_wino_input_f##m##__##isa(const float *d, size_t d_row, size_t d_col, float *v, size_t v_step,   \
                                         size_t ncols);                                                       \
     void fconv_wino_output_f##m##__##isa(const float *mm, size_t m_step, float *out, size_t out_row,          \
-                                         size_t out_col, const float *bias, int relu, size_t ncols);
+                                         size_t out_col, const float *bias, int relu, int stream, size_t ncols);
 #define FCONV_DECLARE_WINO_TILES_ALL(isa) \
     FCONV_DECLARE_WINO_TILES(isa, 2) FCONV_DECLARE_WINO_TILES(isa, 4) FCONV_DECLARE_WINO_TILES(isa, 6) \
     void fconv_wino_output_f3__##isa(const float *mm, size_t m_step, float *out, size_t out_row, size_t out_col, \
-                                     const float *bias, int relu, size_t ncols);
+                                     const float *bias, int relu, int stream, size_t ncols);
 FCONV_DECLARE_WINO_TILES_ALL(scalar)
 FCONV_DECLARE_WINO_TILES_ALL(avx2)
 FCONV_DECLARE_WINO_TILES_ALL(avx512)

@@ -7,6 +7,7 @@
  */
 #include "algo/winograd.h"
 #include "core/dispatch.h"
+#include "core/internal.h"
 #include "fastconv.h"
 #include "ref/conv-ref.h"
 #include "test.h"
@@ -104,7 +105,7 @@ static void check_tile_transforms(const struct fconv_kernels *kern) {
         int m = w->m, a = w->alpha, r = w->r;
         test_fill_random(d, 64 * LD);
         kern->wino_input[w->input_slot](d, (size_t)a * LD, LD, v, LD, LD);
-        kern->wino_output[w->output_slot](d, LD, out, (size_t)m * LD, LD, NULL, 0, LD);
+        kern->wino_output[w->output_slot](d, LD, out, (size_t)m * LD, LD, NULL, 0, 0, LD);
         for (int t = 0; t < LD; t++) {
             for (int i = 0; i < a; i++)
                 for (int j = 0; j < a; j++) {
@@ -143,16 +144,22 @@ static void check_tile_transforms(const struct fconv_kernels *kern) {
                kern->name, m);
         test_fill_random(bias, LD);
         bias[3] = NAN;
-        kern->wino_output[w->output_slot](d, LD, out_epi, (size_t)m * LD, LD, bias, 1, LD);
+        kern->wino_output[w->output_slot](d, LD, out_epi, (size_t)m * LD, LD, bias, 1, 0, LD);
         for (int e = 0; e < m * m * LD; e++) {
             const float sum = out[e] + bias[e % LD], want = sum < 0.0f ? 0.0f : sum;
             CHECKF(e % LD == 3 ? isnan(out_epi[e]) : out_epi[e] == want, "%s output transform F(%d) with bias and ReLU, element %d",
                    kern->name, m, e);
         }
+        /* non-temporal stores (the channels-last driver's large NHWC outputs): the same bits */
+        static _Alignas(64) float out_streamed[36 * LD];
+        kern->wino_output[w->output_slot](d, LD, out_streamed, (size_t)m * LD, LD, bias, 1, 1, LD);
+        fconv_stream_fence();
+        CHECKF(memcmp(out_streamed, out_epi, (size_t)(m * m) * LD * sizeof(float)) == 0,
+               "%s output transform F(%d), streamed", kern->name, m);
         /* ReLU without a bias keeps a -0.0 sum (lane 5: every element of M -0.0) as it is */
         for (int e = 0; e < a * a; e++) d[e * LD + 5] = -0.0f;
-        kern->wino_output[w->output_slot](d, LD, out, (size_t)m * LD, LD, NULL, 0, LD);
-        kern->wino_output[w->output_slot](d, LD, out_epi, (size_t)m * LD, LD, NULL, 1, LD);
+        kern->wino_output[w->output_slot](d, LD, out, (size_t)m * LD, LD, NULL, 0, 0, LD);
+        kern->wino_output[w->output_slot](d, LD, out_epi, (size_t)m * LD, LD, NULL, 1, 0, LD);
         int negative_zeros = 0;
         for (int e = 0; e < m * m * LD; e++) {
             const float want = out[e] < 0.0f ? 0.0f : out[e];
@@ -258,13 +265,14 @@ static void test_conv2d_blocks(void) {
     }
 }
 
-/* An output large enough to be streamed (non-temporal stores, rows a whole number of
- * vectors), 64-byte aligned and not: against the reference, the same bits either way, and
- * for 1 and 2 threads (each worker fences its own streamed stores). */
-static void test_streamed_output(void) {
-    const fconv_conv2d_desc d = {.n = 1, .c = 3, .h = 128, .w = 128, .k = 128, .r = 3, .s = 3, .pad_top = 1,
+/* An output large enough to be streamed (non-temporal stores: NCHW, the NCHW driver's rows a
+ * whole number of vectors; NHWC, the channels-last driver's tiles), 64-byte aligned and not:
+ * against the reference, the same bits either way, and for 1 and 2 threads (each worker
+ * fences its own streamed stores). */
+static void streamed_output(fconv_layout layout, int64_t c) {
+    const fconv_conv2d_desc d = {.n = 1, .c = c, .h = 128, .w = 128, .k = 128, .r = 3, .s = 3, .pad_top = 1,
                                  .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
-                                 .activation = FCONV_ACTIVATION_RELU};
+                                 .activation = FCONV_ACTIVATION_RELU, .layout = layout};
     float *y1 = NULL;
     for (int threads = 1; threads <= 2; threads++) {
         fconv_plan *plan;
@@ -299,6 +307,11 @@ static void test_streamed_output(void) {
         fconv_plan_destroy(plan);
     }
     free(y1);
+}
+
+static void test_streamed_output(void) {
+    streamed_output(FCONV_LAYOUT_NCHW, 3);
+    streamed_output(FCONV_LAYOUT_NHWC, 16);
 }
 
 /* The channels-last driver (winograd-channels-last.c: C and K multiples of 16, one group) on

@@ -118,15 +118,23 @@ static inline void output_1d_f6(const vf d[8], vf o[6]) {
  * keeps NaN and -0.0, as every other path's epilogue. */
 #define STORE_BIAS_RELU(p, v, t) vf_storeu((p), vf_max(floor, vf_add((v), bias ? vf_loadu(bias + (t)) : no_bias)))
 
+#define STREAM_BIAS_RELU(p, v, t) vf_stream((p), vf_max(floor, vf_add((v), bias ? vf_loadu(bias + (t)) : no_bias)))
+
 #define DEFINE_OUTPUT_TRANSFORM(M, ALPHA)                                                                    \
     void FCONV_ISA_SUFFIX(fconv_wino_output_f##M)(const float *mm, size_t m_step, float *out, size_t out_row,   \
-                                                  size_t out_col, const float *bias, int relu, size_t ncols) {  \
-        if (!bias && !relu) {                                                                                \
+                                                  size_t out_col, const float *bias, int relu, int stream,       \
+                                                  size_t ncols) {                                                \
+        if (!bias && !relu && !stream) {                                                                     \
             TRANSFORM_2D(output_1d_f##M, ALPHA, M, mm, ALPHA * m_step, m_step, out, out_row, out_col, ncols,  \
                          STORE_PLAIN)                                                                        \
             return;                                                                                          \
         }                                                                                                    \
         const vf no_bias = vf_set1(-0.0f), floor = vf_set1(relu ? 0.0f : -INFINITY);                     \
+        if (stream) {                                                                                        \
+            TRANSFORM_2D(output_1d_f##M, ALPHA, M, mm, ALPHA * m_step, m_step, out, out_row, out_col, ncols,  \
+                         STREAM_BIAS_RELU)                                                                   \
+            return;                                                                                          \
+        }                                                                                                    \
         TRANSFORM_2D(output_1d_f##M, ALPHA, M, mm, ALPHA * m_step, m_step, out, out_row, out_col, ncols,      \
                      STORE_BIAS_RELU)                                                                        \
     }
