@@ -751,8 +751,10 @@ static double product_columns(const struct wino_geometry *g) {
  * with its row transposes: 1 x 64 x 56^2 1.35, 1 x 128 x 56^2 -> 256 1.25, 8 x 128 x 28^2 1.27,
  * 1 x 512 x 28^2 1.18, 8 x 256 x 28^2 -> 512 1.11, 1 x 256 x 56^2 1.00-1.09, 1 x 128 x 112^2
  * 1.06, 8 x 64 x 56^2 1.04, 1 x 128 x 28^2 0.98, 8 x 256 x 56^2 0.98, 1 x 512 x 7^2 1.48; those
- * it leaves here: 16^2 maps 0.76-0.89, 14^2 0.74-0.96, 1 x 64 x 224^2 0.83, 8 x 64 x 224^2
- * 0.90, but also 8 x 512 x 7^2 (1.19; 35 columns against 32).
+ * it leaves here: 16^2 maps 0.76-0.89, 14^2 0.74-0.96 (8 x 256 x 14^2 0.90 and 8 x 512 x 14^2
+ * 0.97: 133 columns against 128), 1 x 64 x 224^2 0.83, 8 x 64 x 224^2 0.90. Maps at most two
+ * tiles wide (7^2 and 8^2 with F(4x4)) go there whatever the columns: this driver's gathers and
+ * scatters run 2-tile runs (8 x 512 x 7^2: 35 columns against 32, 1.22 in 7 alternated rounds).
  */
 int fconv_wino_channels_last_runs(const fconv_plan *plan, int m) {
     if (!fconv_wino_channels_last_serves(plan, m)) return 0;
@@ -761,7 +763,7 @@ int fconv_wino_channels_last_runs(const fconv_plan *plan, int m) {
     double products;
     fconv_wino_channels_last_columns(plan, m, &products);
     const double y_image = (double)plan->conv2d.k * (double)(plan->out_h * plan->out_w) * sizeof(float);
-    return products <= product_columns(&g) && y_image <= FCONV_CACHED_BYTES;
+    return (products <= product_columns(&g) || g.tiles_w <= 2) && y_image <= FCONV_CACHED_BYTES;
 }
 
 /* Plan-time weights: transform them once into plan->algo_state (U, the layout above). */
