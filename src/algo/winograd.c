@@ -753,8 +753,9 @@ static double product_columns(const struct wino_geometry *g) {
  * 1.06, 8 x 64 x 56^2 1.04, 1 x 128 x 28^2 0.98, 8 x 256 x 56^2 0.98, 1 x 512 x 7^2 1.48; those
  * it leaves here: 16^2 maps 0.76-0.89, 14^2 0.74-0.96 (8 x 256 x 14^2 0.90 and 8 x 512 x 14^2
  * 0.97: 133 columns against 128), 1 x 64 x 224^2 0.83, 8 x 64 x 224^2 0.90. Maps at most two
- * tiles wide (7^2 and 8^2 with F(4x4)) go there whatever the columns: this driver's gathers and
- * scatters run 2-tile runs (8 x 512 x 7^2: 35 columns against 32, 1.22 in 7 alternated rounds).
+ * tiles wide (7^2 and 8^2 with F(4x4), up to 12^2 with F(6x6)) go there whatever the columns:
+ * this driver's gathers and scatters run 2-tile runs (8 x 512 x 7^2: 35 columns against 32, 1.22
+ * in 7 alternated rounds; winograd-6x6, 5 pairs: 8 x 512 x 7^2 1.33, 8 x 256 x 12^2 1.55).
  */
 int fconv_wino_channels_last_runs(const fconv_plan *plan, int m) {
     if (!fconv_wino_channels_last_serves(plan, m)) return 0;

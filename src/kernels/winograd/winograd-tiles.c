@@ -118,6 +118,7 @@ static inline void output_1d_f6(const vf d[8], vf o[6]) {
  * keeps NaN and -0.0, as every other path's epilogue. */
 #define STORE_BIAS_RELU(p, v, t) vf_storeu((p), vf_max(floor, vf_add((v), bias ? vf_loadu(bias + (t)) : no_bias)))
 
+/* The same through non-temporal stores (the channels-last driver's large NHWC outputs). */
 #define STREAM_BIAS_RELU(p, v, t) vf_stream((p), vf_max(floor, vf_add((v), bias ? vf_loadu(bias + (t)) : no_bias)))
 
 #define DEFINE_OUTPUT_TRANSFORM(M, ALPHA)                                                                    \
