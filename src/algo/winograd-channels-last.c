@@ -228,20 +228,14 @@ static const float *tile_patch(const struct cl_geometry *g, const float *x, int6
         *row_step = (size_t)(g->w * g->c);
         return x + ((n * g->h + row0) * g->w + col0) * g->c;
     }
-    const int64_t j0 = col0 < 0 ? -col0 : 0, j1 = min64(g->alpha, g->w - col0);
-    const size_t run = (size_t)(g->alpha * g->c);
+    const int64_t run = g->alpha * g->c; /* a patch row: alpha pixels of an image row of W·C floats */
     for (int64_t i = 0; i < g->alpha; i++) {
-        float *di = d + (size_t)i * run;
+        float *di = d + i * run;
         const int64_t r = row0 + i;
-        if (r < 0 || r >= g->h || j1 <= j0) {
-            memset(di, 0, run * sizeof(float));
-            continue;
-        }
-        if (j0 > 0) memset(di, 0, (size_t)(j0 * g->c) * sizeof(float));
-        memcpy(di + j0 * g->c, x + ((n * g->h + r) * g->w + col0 + j0) * g->c, (size_t)((j1 - j0) * g->c) * sizeof(float));
-        if (j1 < g->alpha) memset(di + j1 * g->c, 0, (size_t)((g->alpha - j1) * g->c) * sizeof(float));
+        if (r < 0 || r >= g->h) fconv_zero_floats(di, run);
+        else fconv_copy_padded_row(di, run, x + (n * g->h + r) * g->w * g->c, g->w * g->c, col0 * g->c);
     }
-    *row_step = run;
+    *row_step = (size_t)run;
     return d;
 }
 

@@ -11,7 +11,7 @@
 
 /* One square of at most VF_LANES x VF_LANES: nr rows of nc floats in, nc rows of nr out, through
  * registers (the rows past nr zero, the lanes past nc neither read nor stored). */
-static inline void transpose_square(const float *src, size_t ld_src, size_t nr, size_t nc, float *dst,
+static ALWAYS_INLINE void transpose_square(const float *src, size_t ld_src, size_t nr, size_t nc, float *dst,
                                     size_t ld_dst) {
     vf r[VF_LANES];
     UNROLLED (size_t a = 0; a < VF_LANES; a++)
@@ -29,14 +29,10 @@ void FCONV_ISA_SUFFIX(fconv_transpose)(const float *src, size_t ld_src, size_t r
     for (size_t i = 0; i < rows; i += VF_LANES) {
         const size_t nr = i < full_rows ? VF_LANES : rows - i;
         for (size_t j = 0; j < full_cols; j += VF_LANES) {
-            if (nr < VF_LANES) {
-                transpose_square(src + i * ld_src + j, ld_src, nr, VF_LANES, dst + j * ld_dst + i, ld_dst);
-                continue;
-            }
-            vf r[VF_LANES];
-            UNROLLED (int a = 0; a < VF_LANES; a++) r[a] = vf_loadu(src + (i + (size_t)a) * ld_src + j);
-            vf_transpose(r);
-            UNROLLED (int a = 0; a < VF_LANES; a++) vf_storeu(dst + (j + (size_t)a) * ld_dst + i, r[a]);
+            const float *s = src + i * ld_src + j;
+            float *d = dst + j * ld_dst + i;
+            if (nr == VF_LANES) transpose_square(s, ld_src, VF_LANES, VF_LANES, d, ld_dst); /* constants: no masks */
+            else transpose_square(s, ld_src, nr, VF_LANES, d, ld_dst);
         }
         if (full_cols < cols)
             transpose_square(src + i * ld_src + full_cols, ld_src, nr, cols - full_cols, dst + full_cols * ld_dst + i,

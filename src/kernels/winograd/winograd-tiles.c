@@ -115,11 +115,11 @@ static inline void output_1d_f6(const vf d[8], vf o[6]) {
 #define STORE_PLAIN(p, v, t) vf_storeu((p), (v))
 /* The NHWC epilogue: the lanes are output channels, so lane t's bias is bias[t] (else -0.0,
  * which adds nothing: +0.0 would turn a -0.0 sum into +0.0); max(0, .) with the sum second
- * keeps NaN and -0.0, as every other path's epilogue. */
-#define STORE_BIAS_RELU(p, v, t) vf_storeu((p), vf_max(floor, vf_add((v), bias ? vf_loadu(bias + (t)) : no_bias)))
-
-/* The same through non-temporal stores (the channels-last driver's large NHWC outputs). */
-#define STREAM_BIAS_RELU(p, v, t) vf_stream((p), vf_max(floor, vf_add((v), bias ? vf_loadu(bias + (t)) : no_bias)))
+ * keeps NaN and -0.0, as every other path's epilogue. Stored plainly, or through
+ * non-temporal stores (the channels-last driver's large NHWC outputs). */
+#define BIAS_RELU(v, t) vf_max(floor, vf_add((v), bias ? vf_loadu(bias + (t)) : no_bias))
+#define STORE_BIAS_RELU(p, v, t) vf_storeu((p), BIAS_RELU(v, t))
+#define STREAM_BIAS_RELU(p, v, t) vf_stream((p), BIAS_RELU(v, t))
 
 #define DEFINE_OUTPUT_TRANSFORM(M, ALPHA)                                                                    \
     void FCONV_ISA_SUFFIX(fconv_wino_output_f##M)(const float *mm, size_t m_step, float *out, size_t out_row,   \
