@@ -150,11 +150,17 @@ size_t fconv_wino_channels_last_workspace(const fconv_plan *plan, int m) { retur
 /* Tiles of block b (the last may hold fewer). */
 static int64_t block_tiles(const struct cl_geometry *g, size_t b) { return min64(g->tb, g->tiles - (int64_t)b * g->tb); }
 
-double fconv_wino_channels_last_columns(const fconv_plan *plan, int m, double *product_columns) {
+double fconv_wino_channels_last_columns(const fconv_plan *plan, int m, double *product_columns,
+                                        double *whole_tile_columns) {
     const struct cl_geometry g = cl_geometry(plan, m);
-    *product_columns = 0.0;
-    for (size_t b = 0; b < (size_t)g.blocks; b++) /* the products go 7 tiles (px) at a time */
-        *product_columns += (double)((block_tiles(&g, b) + g.px - 1) / g.px * g.px);
+    /* The products go px tiles at a time, a block's last few on a narrow tile where the
+     * channel blocks are whole (implicit-gemm-tile.c), else on a whole one. */
+    *product_columns = *whole_tile_columns = 0.0;
+    for (size_t b = 0; b < (size_t)g.blocks; b++) {
+        const double whole = (double)((block_tiles(&g, b) + g.px - 1) / g.px * g.px);
+        *whole_tile_columns += whole;
+        *product_columns += g.k % g.block == 0 ? (double)block_tiles(&g, b) : whole;
+    }
     return (double)g.tiles;
 }
 

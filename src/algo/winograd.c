@@ -761,10 +761,10 @@ int fconv_wino_channels_last_runs(const fconv_plan *plan, int m) {
     if (!fconv_wino_channels_last_serves(plan, m)) return 0;
     if (plan->conv2d.layout == FCONV_LAYOUT_NHWC) return 1;
     const struct wino_geometry g = geometry(plan, m);
-    double products;
-    fconv_wino_channels_last_columns(plan, m, &products);
+    double products, whole_tiles;
+    fconv_wino_channels_last_columns(plan, m, &products, &whole_tiles);
     const double y_image = (double)plan->conv2d.k * (double)(plan->out_h * plan->out_w) * sizeof(float);
-    return (products <= product_columns(&g) || g.tiles_w <= 2) && y_image <= FCONV_CACHED_BYTES;
+    return (whole_tiles <= product_columns(&g) || g.tiles_w <= 2) && y_image <= FCONV_CACHED_BYTES;
 }
 
 /* Plan-time weights: transform them once into plan->algo_state (U, the layout above). */
@@ -830,7 +830,9 @@ static double wino_cost(const fconv_plan *plan, int m) {
         /* The channels-last driver: the transforms run the real tiles, the products 7 at a time,
          * not 16-tile strips: a 7^2 map's four F(4x4) tiles had been charged as 16, and AUTO
          * took winograd-2x2 for 1 x 512 x 7^2 NHWC at 0.58 ms where winograd-4x4 ran 0.52. */
-        if (fconv_wino_channels_last_runs(plan, m)) cols = fconv_wino_channels_last_columns(plan, m, &products);
+        double whole_tiles;
+        if (fconv_wino_channels_last_runs(plan, m))
+            cols = fconv_wino_channels_last_columns(plan, m, &products, &whole_tiles);
         t = cols * a2 * (in + out) + products * a2 * (double)g.kgp * cg / rate;
     } else if (g.cg == 1) {
         t = 1.0e-9 * cols * a2 * (cg + kg) + 0.5e-9 * cols * a2 * kg;

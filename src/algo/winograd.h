@@ -53,10 +53,11 @@ int fconv_wino_channels_last_serves(const fconv_plan *plan, int m);
 int fconv_wino_channels_last_runs(const fconv_plan *plan, int m);
 size_t fconv_wino_channels_last_workspace(const fconv_plan *plan, int m);
 fconv_status fconv_wino_channels_last_prepare(fconv_plan *plan, int m);
-/* For the cost model: the tiles the transforms run (the real ones, no strip padding) and, in
- * *product_columns, the tile columns of the products (each block's rounded up to the
- * register tile). */
-double fconv_wino_channels_last_columns(const fconv_plan *plan, int m, double *product_columns);
+/* For the cost model: the tiles the transforms run (the real ones, no strip padding); in
+ * *product_columns the tile columns the products compute, and in *whole_tile_columns those
+ * of the blocks rounded up to whole register tiles. */
+double fconv_wino_channels_last_columns(const fconv_plan *plan, int m, double *product_columns,
+                                        double *whole_tile_columns);
 void fconv_wino_channels_last_execute(const fconv_plan *plan, int m, const float *x, const float *w,
                                       const float *bias, float *y, void *workspace);
 

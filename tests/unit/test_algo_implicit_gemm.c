@@ -2,8 +2,8 @@
  * test_algo_implicit_gemm.c — what the random shapes of test_algorithms.c rarely reach in
  * implicit-gemm: output-channel counts that fill 2, 3 and 4 vectors of a tile and blocks past
  * the first (the random layers have at most 9 channels per group: one vector on AVX-512),
- * pixel counts that leave a partial last tile, a one-pixel output (the transposing store's
- * stride is 1), windows that stay inside the image (no padded copy), reach one side's
+ * pixel counts that leave a partial last tile (a narrow tile with whole channel blocks), a
+ * one-pixel output (the transposing store's stride is 1), windows that stay inside the image (no padded copy), reach one side's
  * padding only or lie wholly in it (the kernel rows a tile skips), batches split into
  * passes of padded copies, taps in chunks, NaN through ReLU, and the workspace formula; the layers
  * and the in-place windows in both layouts (NCHW and NHWC). Run once per ISA (tests.cmake).
@@ -283,6 +283,19 @@ static void test_workspace(void) {
     CHECK_EQ_INT(workspace(&big, 1), (size_t)64 * 256 * 256 * 4 + 63);
 }
 
+/* 64 output channels fill whole channel blocks on every ISA, so a last tile with fewer pixels
+ * than the tile holds takes a narrow tile (only its pixels' multiply-adds): every pixel count
+ * up to 13 leaves every remainder of AVX-512's 7, AVX2's 6 and scalar's 4 pixels; then a
+ * narrow last tile read in place from a streaming input (8384 pixels: 5 past whole 7-pixel
+ * tiles, 2 past 6), and one whose taps go in chunks (64 x 5000 weights: 1.2 MiB a block). */
+static void test_narrow_tiles(void) {
+    for (int64_t pixels = 1; pixels <= 13; pixels++)
+        check_layer((fconv_conv2d_desc){.n = 1, .c = 8, .h = 1, .w = pixels, .k = 64, .r = 1, .s = 1, .has_bias = 1,
+                                        .activation = FCONV_ACTIVATION_RELU});
+    check_layer((fconv_conv2d_desc){.n = 2, .c = 64, .h = 64, .w = 131, .k = 64, .r = 1, .s = 1, .has_bias = 1});
+    check_layer((fconv_conv2d_desc){.n = 1, .c = 5000, .h = 1, .w = 5, .k = 64, .r = 1, .s = 1, .has_bias = 1});
+}
+
 int main(void) {
     test_init();
     fconv_algo_info info;
@@ -292,6 +305,7 @@ int main(void) {
     TEST(test_edged_padding);
     TEST(test_nan);
     TEST(test_tap_chunks);
+    TEST(test_narrow_tiles);
     TEST(test_workspace);
     return test_finish();
 }

@@ -96,18 +96,18 @@ static ALWAYS_INLINE vf fma_mem(vf b, const float *p, vf a) { return vf_fma(b, v
 
 /* One tap: its weight vectors times pixels [i0, i1)'s samples into their accumulators (taps:
  * the tile's count, for the prefetch; width: floats from one tap's weights to the next). */
-static ALWAYS_INLINE void tap_step(vf acc[IG_PX][IG_NV], const int nv, const int prefetch, size_t t, const int i0,
-                                   const int i1, size_t taps, const float *const *xs, const int32_t *restrict off,
-                                   const float *restrict w, size_t width) {
+static ALWAYS_INLINE void tap_step(vf acc[IG_PX][IG_NV], const int nv, const int np, const int prefetch, size_t t,
+                                   const int i0, const int i1, size_t taps, const float *const *xs,
+                                   const int32_t *restrict off, const float *restrict w, size_t width) {
     const int32_t ot = off[t];
     if (prefetch == PREFETCH_PIXELS) {
         if (t % LINE_FLOATS == 0 && t + PREFETCH_TAPS < taps)
-            UNROLLED (int i = 0; i < IG_PX; i++) __builtin_prefetch(xs[i] + off[t + PREFETCH_TAPS], 0, 3);
+            UNROLLED (int i = 0; i < np; i++) __builtin_prefetch(xs[i] + off[t + PREFETCH_TAPS], 0, 3);
     } else if (t + PREFETCH_TAPS < taps) {
         __builtin_prefetch(xs[0] + off[t + PREFETCH_TAPS], 0, 3);
-        __builtin_prefetch(xs[IG_PX - 1] + off[t + PREFETCH_TAPS], 0, 3);
+        __builtin_prefetch(xs[np - 1] + off[t + PREFETCH_TAPS], 0, 3);
     }
-    if (prefetch == PREFETCH_PLANES_STREAMS) __builtin_prefetch(xs[IG_PX - 1] + ot + LINE_FLOATS, 0, 2);
+    if (prefetch == PREFETCH_PLANES_STREAMS) __builtin_prefetch(xs[np - 1] + ot + LINE_FLOATS, 0, 2);
     vf wv[IG_NV];
     const float *wt = w + t * width;
     UNROLLED (int v = 0; v < nv; v++) if (v < MEM_V) wv[v] = vf_load(wt + (size_t)v * VF_LANES);
@@ -124,27 +124,27 @@ static ALWAYS_INLINE void edged_tap_step(vf acc[IG_PX][IG_NV], const int nv, con
                                          size_t first, size_t last_from, size_t taps, const float *const *xs,
                                          const int32_t *restrict off, const float *restrict w, size_t width) {
     if (s < first) {
-        if (s >= last_from) tap_step(acc, nv, prefetch, t, 1, IG_PX - 1, taps, xs, off, w, width);
-        else tap_step(acc, nv, prefetch, t, 1, IG_PX, taps, xs, off, w, width);
+        if (s >= last_from) tap_step(acc, nv, IG_PX, prefetch, t, 1, IG_PX - 1, taps, xs, off, w, width);
+        else tap_step(acc, nv, IG_PX, prefetch, t, 1, IG_PX, taps, xs, off, w, width);
     } else if (s >= last_from) {
-        tap_step(acc, nv, prefetch, t, 0, IG_PX - 1, taps, xs, off, w, width);
+        tap_step(acc, nv, IG_PX, prefetch, t, 0, IG_PX - 1, taps, xs, off, w, width);
     } else {
-        tap_step(acc, nv, prefetch, t, 0, IG_PX, taps, xs, off, w, width);
+        tap_step(acc, nv, IG_PX, prefetch, t, 0, IG_PX, taps, xs, off, w, width);
     }
 }
 
-static ALWAYS_INLINE void tile_sums(const int nv, const int prefetch, const int edged, size_t taps,
+static ALWAYS_INLINE void tile_sums(const int nv, const int np, const int prefetch, const int edged, size_t taps,
                                     const float *const *x, const int32_t *restrict off, const float *restrict w,
                                     const struct fconv_implicit_gemm_edges *edges, const float *acc_in,
                                     float *acc_out, const struct tile_out *o) {
     const float *xs[IG_PX];
     UNROLLED (int i = 0; i < IG_PX; i++) xs[i] = x[i];
     vf acc[IG_PX][IG_NV];
-    UNROLLED (int i = 0; i < IG_PX; i++)
+    UNROLLED (int i = 0; i < np; i++)
         UNROLLED (int v = 0; v < nv; v++) acc[i][v] = acc_in ? vf_load(acc_in + ACC_AT(i, v)) : vf_zero();
     const size_t width = (size_t)nv * VF_LANES;
     if (!edged) {
-        for (size_t t = 0; t < taps; t++) tap_step(acc, nv, prefetch, t, 0, IG_PX, taps, xs, off, w, width);
+        for (size_t t = 0; t < taps; t++) tap_step(acc, nv, np, prefetch, t, 0, np, taps, xs, off, w, width);
     } else {
         /* Taps come in groups of a kernel row's columns; the first pixel leaves out each
          * group's first `first` taps (their columns lie left of x), the last pixel its last
@@ -165,12 +165,12 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int prefetch, const int 
         }
     }
     if (acc_out) { /* a chunk before the tile's last: the sums wait for the next one */
-        UNROLLED (int i = 0; i < IG_PX; i++)
+        UNROLLED (int i = 0; i < np; i++)
             UNROLLED (int v = 0; v < nv; v++) vf_store(acc_out + ACC_AT(i, v), acc[i][v]);
         return;
     }
     if (o->channels_last) { /* a vector holds one pixel's channels, as y does */
-        if (o->npix == IG_PX && o->nch == (size_t)nv * VF_LANES) {
+        if (o->npix == (size_t)np && o->nch == (size_t)nv * VF_LANES) {
             /* A whole tile: the bias loaded once per vector and no test per store (per pixel
              * and vector they cost 64 -> 256 1x1 on 56^2, 64 taps a tile, ~4%). max(floor,
              * sum + add) is finish()'s bits: -0.0 adds nothing, -inf floors nothing. */
@@ -178,13 +178,13 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int prefetch, const int 
             UNROLLED (int v = 0; v < nv; v++)
                 add[v] = o->bias ? vf_loadu(o->bias + (size_t)v * VF_LANES) : vf_set1(-0.0f);
             const vf floor = vf_set1(o->relu ? 0.0f : -INFINITY);
-            UNROLLED (int i = 0; i < IG_PX; i++)
+            UNROLLED (int i = 0; i < np; i++)
                 UNROLLED (int v = 0; v < nv; v++)
                     vf_storeu(o->y + (size_t)i * o->stride + (size_t)v * VF_LANES,
                               vf_max(floor, vf_add(acc[i][v], add[v])));
             return;
         }
-        UNROLLED (int i = 0; i < IG_PX; i++) {
+        UNROLLED (int i = 0; i < np; i++) {
             if ((size_t)i >= o->npix) break;
             UNROLLED (int v = 0; v < nv; v++) {
                 const size_t first = (size_t)v * VF_LANES;
@@ -204,12 +204,108 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int prefetch, const int 
         const size_t first = (size_t)v * VF_LANES;
         if (first < o->nch) {
             vf rows[8];
-            UNROLLED (int i = 0; i < 8; i++) rows[i] = i < IG_PX ? finish(acc[i][v], o, (size_t)v) : vf_zero();
+            UNROLLED (int i = 0; i < 8; i++) rows[i] = i < np ? finish(acc[i][v], o, (size_t)v) : vf_zero();
             size_t count = o->nch - first < VF_LANES ? o->nch - first : VF_LANES;
             vf_store_transposed8(rows, o->y + first * o->stride, o->stride, o->npix, count);
         }
     }
 }
+
+/* One call's operands, for the instances below. */
+struct tile_call {
+    size_t taps;
+    const float *const *x;
+    const int32_t *off;
+    const float *w;
+    const struct fconv_implicit_gemm_edges *edges;
+    const float *acc_in;
+    float *acc_out;
+    struct tile_out o;
+    int prefetch;
+};
+
+/* tile_sums with its shape and prefetch as constants, each instance a function of its own:
+ * GCC allocates registers per function, and with every instance inlined into one it kept
+ * accumulators of the hottest loop on the stack once narrow tiles joined them (2 threads,
+ * 1 x 256 x 56^2 -> 128 1x1 and 1 x 128 x 56^2 3x3/2 ran 9% slower). Edged tiles of NCHW
+ * layers take the prefetch at run time, as they always have. */
+#define TILE_FN(name, nv, np, prefetch, edged)                                                             \
+    static __attribute__((noinline)) void name(const struct tile_call *c) {                                \
+        tile_sums(nv, np, prefetch, edged, c->taps, c->x, c->off, c->w, c->edges, c->acc_in, c->acc_out,   \
+                  &c->o);                                                                                  \
+    }
+typedef void (*tile_instance)(const struct tile_call *c);
+enum { EDGED_PIXELS, EDGED_PLANES, PIXELS, PLANES_STREAMS, PLANES, TILE_MODES };
+
+/* Whole tiles: IG_PX pixels by nv vectors, every prefetch, edged or not. */
+#define WHOLE_FNS(nv)                                                                                      \
+    TILE_FN(whole_edged_pixels_##nv, nv, IG_PX, PREFETCH_PIXELS, 1)                                        \
+    TILE_FN(whole_edged_planes_##nv, nv, IG_PX, c->prefetch, 1)                                            \
+    TILE_FN(whole_pixels_##nv, nv, IG_PX, PREFETCH_PIXELS, 0)                                              \
+    TILE_FN(whole_streams_##nv, nv, IG_PX, PREFETCH_PLANES_STREAMS, 0)                                     \
+    TILE_FN(whole_planes_##nv, nv, IG_PX, PREFETCH_PLANES, 0)
+#define WHOLE_ROW(nv)                                                                                      \
+    {whole_edged_pixels_##nv, whole_edged_planes_##nv, whole_pixels_##nv, whole_streams_##nv, whole_planes_##nv}
+
+/* A narrow tile (fewer pixels than the tile holds) with whole channel blocks and no edges:
+ * only its npix pixels' multiply-adds, not a whole tile's with the last pixel repeated
+ * (Winograd's channels-last products: 4 tiles on a 7^2 map ran 7 columns; 1 x 512 x 7^2
+ * 1.05-1.12x in 5 pairs). */
+#define NARROW_FNS(np)                                                                                     \
+    TILE_FN(narrow_pixels_##np, IG_NV, np, PREFETCH_PIXELS, 0)                                             \
+    TILE_FN(narrow_streams_##np, IG_NV, np, PREFETCH_PLANES_STREAMS, 0)                                    \
+    TILE_FN(narrow_planes_##np, IG_NV, np, PREFETCH_PLANES, 0)
+#define NARROW_ROW(np) {NULL, NULL, narrow_pixels_##np, narrow_streams_##np, narrow_planes_##np}
+
+WHOLE_FNS(1)
+#if IG_NV >= 2
+WHOLE_FNS(2)
+#endif
+#if IG_NV >= 3
+WHOLE_FNS(3)
+#endif
+#if IG_NV >= 4
+WHOLE_FNS(4)
+#endif
+NARROW_FNS(1)
+NARROW_FNS(2)
+NARROW_FNS(3)
+#if IG_PX > 4
+NARROW_FNS(4)
+#endif
+#if IG_PX > 5
+NARROW_FNS(5)
+#endif
+#if IG_PX > 6
+NARROW_FNS(6)
+#endif
+
+static const tile_instance whole_tiles[IG_NV][TILE_MODES] = {
+    WHOLE_ROW(1),
+#if IG_NV >= 2
+    WHOLE_ROW(2),
+#endif
+#if IG_NV >= 3
+    WHOLE_ROW(3),
+#endif
+#if IG_NV >= 4
+    WHOLE_ROW(4),
+#endif
+};
+
+/* Row npix - 1 for 1 <= npix < IG_PX. */
+static const tile_instance narrow_tiles[IG_PX - 1][TILE_MODES] = {
+    NARROW_ROW(1), NARROW_ROW(2), NARROW_ROW(3),
+#if IG_PX > 4
+    NARROW_ROW(4),
+#endif
+#if IG_PX > 5
+    NARROW_ROW(5),
+#endif
+#if IG_PX > 6
+    NARROW_ROW(6),
+#endif
+};
 
 void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const *x, const int32_t *off,
                                                 const float *w, size_t nv, float *y, size_t y_stride,
@@ -219,37 +315,17 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const 
                                                 float *acc_out) {
     assert(x && off && w && y && nv >= 1 && nv <= IG_NV && npix >= 1 && npix <= IG_PX && nch >= 1 &&
            nch <= nv * VF_LANES);
-    const struct tile_out o = {y, y_stride, npix, nch, channels_last, bias, relu};
-    const int prefetch = channels_last ? PREFETCH_PIXELS : input_streams ? PREFETCH_PLANES_STREAMS : PREFETCH_PLANES;
     assert(!edges || (edges->group >= 1 && edges->phase < edges->group && edges->first <= edges->group &&
                       edges->last <= edges->group));
-    /* nv (and the prefetch, but for NCHW's edged tiles, which test streams per tap as before)
-     * a constant in each case, so the accumulators stay in registers */
-#define TILE_CASE(n)                                                                                         \
-    case n:                                                                                                  \
-        if (edges && prefetch == PREFETCH_PIXELS)                                                            \
-            tile_sums(n, PREFETCH_PIXELS, 1, taps, x, off, w, edges, acc_in, acc_out, &o);                   \
-        else if (edges) tile_sums(n, prefetch, 1, taps, x, off, w, edges, acc_in, acc_out, &o);              \
-        else if (prefetch == PREFETCH_PIXELS)                                                                \
-            tile_sums(n, PREFETCH_PIXELS, 0, taps, x, off, w, NULL, acc_in, acc_out, &o);                    \
-        else if (prefetch == PREFETCH_PLANES_STREAMS)                                                        \
-            tile_sums(n, PREFETCH_PLANES_STREAMS, 0, taps, x, off, w, NULL, acc_in, acc_out, &o);            \
-        else tile_sums(n, PREFETCH_PLANES, 0, taps, x, off, w, NULL, acc_in, acc_out, &o);                   \
-        break;
-    switch (nv) {
-    TILE_CASE(1)
-#if IG_NV >= 2
-    TILE_CASE(2)
-#endif
-#if IG_NV >= 3
-    TILE_CASE(3)
-#endif
-#if IG_NV >= 4
-    TILE_CASE(4)
-#endif
-    default: break;
-    }
-#undef TILE_CASE
+    const int prefetch = channels_last ? PREFETCH_PIXELS : input_streams ? PREFETCH_PLANES_STREAMS : PREFETCH_PLANES;
+    const struct tile_call c = {taps, x, off, w, edges, acc_in, acc_out,
+                                {y, y_stride, npix, nch, channels_last, bias, relu}, prefetch};
+    const int mode = edges ? (prefetch == PREFETCH_PIXELS ? EDGED_PIXELS : EDGED_PLANES)
+                     : prefetch == PREFETCH_PIXELS          ? PIXELS
+                     : prefetch == PREFETCH_PLANES_STREAMS  ? PLANES_STREAMS
+                                                            : PLANES;
+    if (!edges && nv == IG_NV && npix < IG_PX) narrow_tiles[npix - 1][mode](&c);
+    else whole_tiles[nv - 1][mode](&c);
 }
 
 /* The tile shape of this compilation, for the dispatch table. */
