@@ -42,9 +42,12 @@
 #define WINO_CL_BLOCK_TARGET_FLOATS ((int64_t)1 << 18)
 #define WINO_CL_MAX_BLOCK ((int64_t)256)
 /* Every block reads all of U. Past half the last-level cache U comes from memory for each
- * block, and blocks grow until V and M together reach half of U, as in the NCHW driver
- * (2 threads, 3 alternated rounds against the NCHW copies: 1 x 512 x 7^2 0.78 -> 0.43 ms,
- * 1 x 512 x 28^2 3.89 -> 3.02, 8 x 512 x 14^2 8.09 -> 7.90). */
+ * block, and blocks grow until V and M together reach U's size (2 threads, 3 alternated
+ * rounds against the NCHW copies: 1 x 512 x 7^2 0.78 -> 0.43 ms, 1 x 512 x 28^2 3.89 ->
+ * 3.02, 8 x 512 x 14^2 8.09 -> 7.90, with half of U; then U's size against half, 7 rounds,
+ * the batches whose tiles fill several blocks: 8 x 256 x 28^2 -> 512 NHWC 1.12x, 8 x 512 x
+ * 14^2 NHWC 1.08, 8 x 512 x 28^2 NCHW 1.08 (1.5 times U's size: 1.13, 1.07, 1.09 alike);
+ * memory traffic for U halved outweighs V and M leaving the last-level cache). */
 #define WINO_CL_U_CACHED_BYTES ((double)FCONV_LLC_BYTES / 2)
 /* U this small stays in each core's L2 while a worker runs whole blocks (the NCHW driver's
  * WINO_U_PRIVATE_BYTES). */
@@ -107,7 +110,8 @@ static struct cl_geometry cl_geometry(const fconv_plan *plan, int m) {
     const int64_t threads = plan->threads > 1 ? plan->threads : 1;
     const double u_bytes = 4.0 * (double)(g.a2 * g.c * g.k);
     int64_t vm_target = WINO_CL_BLOCK_TARGET_FLOATS;
-    if (u_bytes > WINO_CL_U_CACHED_BYTES && (int64_t)(u_bytes / 8) > vm_target) vm_target = (int64_t)(u_bytes / 8);
+    const int64_t u_floats = (int64_t)(u_bytes / sizeof(float));
+    if (u_bytes > WINO_CL_U_CACHED_BYTES && u_floats > vm_target) vm_target = u_floats;
     int64_t tb = min64(vm_target / (g.a2 * (g.c + g.k)), WINO_CL_MAX_BLOCK);
     const int64_t tb_shared = min64(tb, (g.tiles + 2 * threads - 1) / (2 * threads));
     g.phase_mode = threads > 1 && u_bytes > WINO_CL_U_PRIVATE_BYTES && tb_shared < tb / 2;
