@@ -743,10 +743,12 @@ static double product_columns(const struct wino_geometry *g) {
 
 /*
  * Which driver runs the plan: the channels-last one (winograd-channels-last.c) wherever it
- * serves an NHWC plan, and an NCHW plan where its products run no more tile columns than this
- * driver's (16-tile strips against its 7-tile register tiles: a 14^2 or 16^2 map's 16 F(4x4)
- * tiles are one strip here, 7 + 7 + 2 there) and an image's output stays within
- * FCONV_CACHED_BYTES (this driver streams large outputs; that one's row transposes do not).
+ * serves an NHWC plan, and an NCHW plan where its products, counted as whole register tiles,
+ * run no more tile columns than this driver's (16-tile strips against its 7-tile register
+ * tiles: a 14^2 or 16^2 map's 16 F(4x4) tiles are one strip here, 7 + 7 + 7 there, although
+ * the last 2 run on a narrow tile: counted as 16, those maps went there and ran 0.75-0.90x)
+ * and an image's output stays within FCONV_CACHED_BYTES (this driver streams large outputs;
+ * that one's row transposes do not).
  * 2 threads, winograd-4x4, 3-5 alternated rounds, this driver's time / the channels-last's
  * with its row transposes: 1 x 64 x 56^2 1.35, 1 x 128 x 56^2 -> 256 1.25, 8 x 128 x 28^2 1.27,
  * 1 x 512 x 28^2 1.18, 8 x 256 x 28^2 -> 512 1.11, 1 x 256 x 56^2 1.00-1.09, 1 x 128 x 112^2
@@ -827,8 +829,8 @@ static double wino_cost(const fconv_plan *plan, int m) {
         double out = (0.15e-9 + 0.5e-9 / tw) * kg;
         double rate = (g.kern->isa >= FCONV_ISA_AVX512 ? 52e9 : 40e9) * cg / (cg + 2.0);
         double products = (double)g.groups * product_columns(&g);
-        /* The channels-last driver: the transforms run the real tiles, the products 7 at a time,
-         * not 16-tile strips: a 7^2 map's four F(4x4) tiles had been charged as 16, and AUTO
+        /* The channels-last driver: the transforms run the real tiles, the products 7 at a time
+         * (a block's last few on a narrow tile), not 16-tile strips: a 7^2 map's four F(4x4) tiles had been charged as 16, and AUTO
          * took winograd-2x2 for 1 x 512 x 7^2 NHWC at 0.58 ms where winograd-4x4 ran 0.52. */
         double whole_tiles;
         if (fconv_wino_channels_last_runs(plan, m))
