@@ -159,12 +159,14 @@ double fconv_wino_channels_last_columns(const fconv_plan *plan, int m, double *p
     const struct cl_geometry g = cl_geometry(plan, m);
     /* The products go px tiles at a time, a block's last few on a narrow tile where the
      * channel blocks are whole (implicit-gemm-tile.c), else on a whole one. */
-    *product_columns = *whole_tile_columns = 0.0;
+    double products = 0.0, whole_tiles = 0.0;
     for (size_t b = 0; b < (size_t)g.blocks; b++) {
         const double whole = (double)((block_tiles(&g, b) + g.px - 1) / g.px * g.px);
-        *whole_tile_columns += whole;
-        *product_columns += g.k % g.block == 0 ? (double)block_tiles(&g, b) : whole;
+        whole_tiles += whole;
+        products += g.k % g.block == 0 ? (double)block_tiles(&g, b) : whole;
     }
+    if (product_columns) *product_columns = products;
+    if (whole_tile_columns) *whole_tile_columns = whole_tiles;
     return (double)g.tiles;
 }
 

@@ -763,8 +763,8 @@ int fconv_wino_channels_last_runs(const fconv_plan *plan, int m) {
     if (!fconv_wino_channels_last_serves(plan, m)) return 0;
     if (plan->conv2d.layout == FCONV_LAYOUT_NHWC) return 1;
     const struct wino_geometry g = geometry(plan, m);
-    double products, whole_tiles;
-    fconv_wino_channels_last_columns(plan, m, &products, &whole_tiles);
+    double whole_tiles;
+    fconv_wino_channels_last_columns(plan, m, NULL, &whole_tiles);
     const double y_image = (double)plan->conv2d.k * (double)(plan->out_h * plan->out_w) * sizeof(float);
     return (whole_tiles <= product_columns(&g) || g.tiles_w <= 2) && y_image <= FCONV_CACHED_BYTES;
 }
@@ -830,11 +830,10 @@ static double wino_cost(const fconv_plan *plan, int m) {
         double rate = (g.kern->isa >= FCONV_ISA_AVX512 ? 52e9 : 40e9) * cg / (cg + 2.0);
         double products = (double)g.groups * product_columns(&g);
         /* The channels-last driver: the transforms run the real tiles, the products 7 at a time
-         * (a block's last few on a narrow tile), not 16-tile strips: a 7^2 map's four F(4x4) tiles had been charged as 16, and AUTO
+         * (a block's last few on a narrow tile), not 16-tile strips: a 7^2 map's four F(4x4)
+         * tiles had been charged as 16, and AUTO
          * took winograd-2x2 for 1 x 512 x 7^2 NHWC at 0.58 ms where winograd-4x4 ran 0.52. */
-        double whole_tiles;
-        if (fconv_wino_channels_last_runs(plan, m))
-            cols = fconv_wino_channels_last_columns(plan, m, &products, &whole_tiles);
+        if (fconv_wino_channels_last_runs(plan, m)) cols = fconv_wino_channels_last_columns(plan, m, &products, NULL);
         t = cols * a2 * (in + out) + products * a2 * (double)g.kgp * cg / rate;
     } else if (g.cg == 1) {
         t = 1.0e-9 * cols * a2 * (cg + kg) + 0.5e-9 * cols * a2 * kg;

@@ -55,7 +55,7 @@ size_t fconv_wino_channels_last_workspace(const fconv_plan *plan, int m);
 fconv_status fconv_wino_channels_last_prepare(fconv_plan *plan, int m);
 /* For the cost model: the tiles the transforms run (the real ones, no strip padding); in
  * *product_columns the tile columns the products compute, and in *whole_tile_columns those
- * of the blocks rounded up to whole register tiles. */
+ * of the blocks rounded up to whole register tiles (either pointer may be NULL). */
 double fconv_wino_channels_last_columns(const fconv_plan *plan, int m, double *product_columns,
                                         double *whole_tile_columns);
 void fconv_wino_channels_last_execute(const fconv_plan *plan, int m, const float *x, const float *w,
