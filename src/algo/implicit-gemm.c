@@ -371,7 +371,8 @@ struct tile_ctx {
     const float *bias;   /* NULL: none */
     float *y;            /* the pass's first output [K][P][Q] */
     int relu;
-    int input_streams;   /* x is read in place and does not stay cached from one run to the next */
+    unsigned streams;    /* FCONV_IG_INPUT_STREAMS: x is read in place and does not stay cached
+                            from one run to the next; FCONV_IG_OUTPUT_STREAMS: nor does y */
 };
 
 /* Pixel tile `tile` of image `image` of the pass, channel block b of group grp. Threads
@@ -428,7 +429,7 @@ static void tile_task(const struct tile_ctx *tc, int64_t image, int64_t tile, in
                                  tc->packed + (grp * g->blocks + b) * g->taps * g->block + t0 * nv * g->lanes,
                                  (size_t)nv, g->nhwc ? y + pix0 * g->k + k0 : y + k0 * pixels + pix0,
                                  g->nhwc ? (size_t)g->k : (size_t)pixels, g->nhwc, (size_t)npix, (size_t)block_channels(g, b), tc->bias ? tc->bias + k0 : NULL, tc->relu,
-                                 tc->input_streams, edges.first || edges.last ? &edges : NULL,
+                                 tc->streams, edges.first || edges.last ? &edges : NULL,
                                  chunk > first ? sums : NULL, chunk < last ? sums : NULL);
 }
 
@@ -489,7 +490,8 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
     }
     const double io_bytes = 4.0 * (double)g.n * (double)(g.c * g.h * g.w + g.k * g.p * g.q);
     struct tile_ctx tc = {&g, d, plan->kernels, s, x, packed, d->has_bias ? bias : NULL, y,
-                          d->activation == FCONV_ACTIVATION_RELU, !g.copy && io_bytes > FCONV_CACHED_BYTES};
+                          d->activation == FCONV_ACTIVATION_RELU,
+                          io_bytes > FCONV_CACHED_BYTES ? FCONV_IG_OUTPUT_STREAMS | (g.copy ? 0u : FCONV_IG_INPUT_STREAMS) : 0u};
     for (int64_t n0 = 0; n0 < g.n; n0 += g.pass) {
         int64_t images = g.n - n0 < g.pass ? g.n - n0 : g.pass;
         const float *xn = x + n0 * g.c * g.h * g.w;

@@ -209,9 +209,10 @@ typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps
  * summed in the order t with multiply-adds (fused on SIMD ISAs) into a zeroed register, then
  * the bias added (bias NULL: none) and max(0, .) taken if relu (NaN stays NaN).
  * x: px pixel bases (any pointers, repeats allowed), each read at its offsets off[t] only;
- * w: taps rows of nv*lanes floats, 64-byte aligned, read whole. input_streams: a hint that x
- * comes from memory, not the caches (the tile then prefetches further ahead; not with
- * channels_last, whose pixels' channels the tile prefetches line by line).
+ * w: taps rows of nv*lanes floats, 64-byte aligned, read whole. streams: hints, a set of
+ * FCONV_IG_*_STREAMS: x comes from memory, not the caches (the tile then prefetches further
+ * ahead; not with channels_last, whose pixels' channels the tile prefetches line by line); y
+ * goes to memory (the tile asks for its output lines before its taps).
  * A tile's taps may come in chunks, one call each, in order: acc_in (NULL: a zeroed register)
  * holds the sums the chunk before left in its acc_out, and a call with acc_out (NULL: the
  * tile's last chunk, stored to y as above) leaves its sums there instead of storing y, so
@@ -226,13 +227,14 @@ typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps
  * windows have in the padding, so that the image is read in place with no zero-padded copy.
  */
 #define FCONV_IMPLICIT_GEMM_PX_MAX 8 /* the largest implicit_gemm_px of any table */
+enum { FCONV_IG_INPUT_STREAMS = 1, FCONV_IG_OUTPUT_STREAMS = 2 };
 struct fconv_implicit_gemm_edges {
     size_t group, first, last;
     size_t phase; /* the call's first tap is tap `phase` of its group (a chunk may start inside one) */
 };
 typedef void (*fconv_implicit_gemm_tile_fn)(size_t taps, const float *const *x, const int32_t *off,
                                             const float *w, size_t nv, float *y, size_t y_stride, int channels_last,
-                                            size_t npix, size_t nch, const float *bias, int relu, int input_streams,
+                                            size_t npix, size_t nch, const float *bias, int relu, unsigned streams,
                                             const struct fconv_implicit_gemm_edges *edges, const float *acc_in,
                                             float *acc_out);
 
@@ -344,7 +346,7 @@ FCONV_DECLARE_WINO_TILES_ALL(avx512)
     void fconv_implicit_gemm_tile__##isa(size_t taps, const float *const *x, const int32_t *off, const float *w, \
                                          size_t nv, float *y, size_t y_stride, int channels_last, size_t npix, \
                                          size_t nch,                                                          \
-                                         const float *bias, int relu, int input_streams,                     \
+                                         const float *bias, int relu, unsigned streams,                        \
                                          const struct fconv_implicit_gemm_edges *edges, const float *acc_in,   \
                                          float *acc_out);                                                     \
     size_t fconv_implicit_gemm_px__##isa(void);                                                              \
