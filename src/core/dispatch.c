@@ -34,7 +34,8 @@ static const struct fconv_kernels kernels_scalar = {
     .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__scalar,
     .fft_cols_forward = fconv_fft_cols_forward_kernel__scalar,
     .fft_cols_inverse = fconv_fft_cols_inverse_kernel__scalar,
-    .implicit_gemm_tile = fconv_implicit_gemm_tile__scalar, .implicit_gemm_px = 4, .implicit_gemm_nv = 4, .lanes = 1,
+    .implicit_gemm_tile = fconv_implicit_gemm_tile__scalar, .implicit_gemm_tiles = fconv_implicit_gemm_tiles__scalar,
+    .implicit_gemm_px = 4, .implicit_gemm_nv = 4, .lanes = 1,
     .transpose = fconv_transpose__scalar,
 };
 #ifdef FCONV_HAVE_AVX2_KERNELS
@@ -59,7 +60,8 @@ static const struct fconv_kernels kernels_avx2 = {
     .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__avx2,
     .fft_cols_forward = fconv_fft_cols_forward_kernel__avx2,
     .fft_cols_inverse = fconv_fft_cols_inverse_kernel__avx2,
-    .implicit_gemm_tile = fconv_implicit_gemm_tile__avx2, .implicit_gemm_px = 6, .implicit_gemm_nv = 2, .lanes = 8,
+    .implicit_gemm_tile = fconv_implicit_gemm_tile__avx2, .implicit_gemm_tiles = fconv_implicit_gemm_tiles__avx2,
+    .implicit_gemm_px = 6, .implicit_gemm_nv = 2, .lanes = 8,
     .transpose = fconv_transpose__avx2,
 };
 #endif
@@ -85,7 +87,8 @@ static const struct fconv_kernels kernels_avx512 = {
     .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__avx512,
     .fft_cols_forward = fconv_fft_cols_forward_kernel__avx512,
     .fft_cols_inverse = fconv_fft_cols_inverse_kernel__avx512,
-    .implicit_gemm_tile = fconv_implicit_gemm_tile__avx512, .implicit_gemm_px = 7, .implicit_gemm_nv = 4, .lanes = 16,
+    .implicit_gemm_tile = fconv_implicit_gemm_tile__avx512, .implicit_gemm_tiles = fconv_implicit_gemm_tiles__avx512,
+    .implicit_gemm_px = 7, .implicit_gemm_nv = 4, .lanes = 16,
     .transpose = fconv_transpose__avx512,
 };
 #endif

@@ -238,6 +238,16 @@ typedef void (*fconv_implicit_gemm_tile_fn)(size_t taps, const float *const *x, 
                                             const struct fconv_implicit_gemm_edges *edges, const float *acc_in,
                                             float *acc_out);
 
+/* A run of `tiles` whole tiles of the tile above, each over all `taps` with no edges and no
+ * chunks: pixel e of tile j reads at x + pixel_bases[j*px + e] (px = implicit_gemm_px) and
+ * its sums go to y + j*y_tile_step, laid out as the tile's y (y_stride, channels_last, nch
+ * channels). The same sums as one tile call per tile, without the driver's work per tile
+ * (a 1x1 layer's tile of 64 taps is ~1000 cycles). */
+typedef void (*fconv_implicit_gemm_tiles_fn)(size_t tiles, size_t taps, const float *x, const int32_t *pixel_bases,
+                                             const int32_t *off, const float *w, size_t nv, float *y,
+                                             size_t y_tile_step, size_t y_stride, int channels_last, size_t nch,
+                                             const float *bias, int relu, unsigned streams);
+
 /* Transpose (kernels/layout/transpose.c): dst[j*ld_dst + i] = src[i*ld_src + j] for i < rows,
  * j < cols (conv2d's NHWC tensors to NCHW and back: a pixel's channels, a row of src, become
  * a column of dst). No alignment needed; src and dst must not overlap. */
@@ -269,6 +279,7 @@ struct fconv_kernels {
     fconv_fft_cols_forward_fn fft_cols_forward;
     fconv_fft_cols_inverse_fn fft_cols_inverse;
     fconv_implicit_gemm_tile_fn implicit_gemm_tile;
+    fconv_implicit_gemm_tiles_fn implicit_gemm_tiles;
     size_t implicit_gemm_px, implicit_gemm_nv; /* its register tile */
     fconv_transpose_fn transpose;
     size_t lanes;                     /* VF_LANES: segments per fft-rows call */
@@ -349,6 +360,10 @@ FCONV_DECLARE_WINO_TILES_ALL(avx512)
                                          const float *bias, int relu, unsigned streams,                        \
                                          const struct fconv_implicit_gemm_edges *edges, const float *acc_in,   \
                                          float *acc_out);                                                     \
+    void fconv_implicit_gemm_tiles__##isa(size_t tiles, size_t taps, const float *x, const int32_t *pixel_bases, \
+                                          const int32_t *off, const float *w, size_t nv, float *y,            \
+                                          size_t y_tile_step, size_t y_stride, int channels_last, size_t nch, \
+                                          const float *bias, int relu, unsigned streams);                     \
     size_t fconv_implicit_gemm_px__##isa(void);                                                              \
     size_t fconv_implicit_gemm_nv__##isa(void);
 FCONV_DECLARE_IMPLICIT_GEMM(scalar)

@@ -114,7 +114,12 @@ static void test_pixels_and_windows(void) {
     /* runs of ~100 tiles (1x1, 256 channels: a block's weights and a run's inputs in L2)
      * shorter than a thread's share, the last one partial, over 2 channel blocks (5 on AVX2) */
     check_layer((fconv_conv2d_desc){.n = 1, .c = 256, .h = 40, .w = 40, .k = 66, .r = 1, .s = 1, .has_bias = 1});
-    /* read in place, input and output past FCONV_CACHED_BYTES: the tile's streaming prefetch */
+    /* whole tiles only (84 pixels: 4, 6 and 7 divide it), read in place: runs of tiles in one
+     * kernel call that go on from one image into the next, over 2 channel blocks */
+    check_layer((fconv_conv2d_desc){.n = 3, .c = 16, .h = 7, .w = 12, .k = 70, .r = 1, .s = 1, .has_bias = 1});
+    check_layer((fconv_conv2d_desc){.n = 3, .c = 5, .h = 9, .w = 14, .k = 33, .r = 3, .s = 3,
+                                    .activation = FCONV_ACTIVATION_RELU});
+    /* read in place, input and output past FCONV_CACHED_BYTES: the tile's streaming prefetches */
     check_layer((fconv_conv2d_desc){.n = 2, .c = 64, .h = 128, .w = 130, .k = 5, .r = 1, .s = 1, .has_bias = 1});
     /* ResNet-50's stem, cropped: 7x7 stride 2 pad 3 */
     check_layer((fconv_conv2d_desc){.n = 1, .c = 3, .h = 30, .w = 26, .k = 64, .r = 7, .s = 7, .stride_h = 2,

@@ -326,6 +326,77 @@ static const tile_instance narrow_tiles[IG_PX - 1][TILE_MODES] = {
 #endif
 };
 
+/* A run of whole tiles, all taps, no edges (fconv_implicit_gemm_tiles_fn). */
+struct tiles_call {
+    size_t tiles, taps;
+    const float *x;
+    const int32_t *pixel_bases, *off;
+    const float *w;
+    size_t y_step;
+    struct tile_out o;
+};
+
+/* The run's tiles in one function per shape and prefetch, as TILE_FN's instances are. */
+#define TILES_FN(name, nv, prefetch)                                                                       \
+    static __attribute__((noinline)) void name(const struct tiles_call *c) {                               \
+        struct tile_out o = c->o;                                                                          \
+        for (size_t j = 0; j < c->tiles; j++, o.y += c->y_step) {                                          \
+            const float *xs[IG_PX];                                                                        \
+            UNROLLED (int e = 0; e < IG_PX; e++) xs[e] = c->x + c->pixel_bases[j * IG_PX + (size_t)e];     \
+            tile_sums(nv, IG_PX, prefetch, 0, c->taps, xs, c->off, c->w, NULL, NULL, NULL, &o);            \
+        }                                                                                                  \
+    }
+typedef void (*tiles_instance)(const struct tiles_call *c);
+#define RUN_FNS(nv)                                                                                        \
+    TILES_FN(run_pixels_##nv, nv, PREFETCH_PIXELS)                                                         \
+    TILES_FN(run_streams_##nv, nv, PREFETCH_PLANES_STREAMS)                                                \
+    TILES_FN(run_planes_##nv, nv, PREFETCH_PLANES)
+#define RUN_ROW(nv) {run_planes_##nv, run_streams_##nv, run_pixels_##nv}
+
+RUN_FNS(1)
+#if IG_NV >= 2
+RUN_FNS(2)
+#endif
+#if IG_NV >= 3
+RUN_FNS(3)
+#endif
+#if IG_NV >= 4
+RUN_FNS(4)
+#endif
+
+/* [nv - 1][prefetch]: the PREFETCH_* values index the row. */
+static const tiles_instance run_tiles[IG_NV][3] = {
+    RUN_ROW(1),
+#if IG_NV >= 2
+    RUN_ROW(2),
+#endif
+#if IG_NV >= 3
+    RUN_ROW(3),
+#endif
+#if IG_NV >= 4
+    RUN_ROW(4),
+#endif
+};
+
+/* How a call's tiles prefetch. */
+static int prefetch_mode(int channels_last, unsigned streams) {
+    return channels_last                      ? PREFETCH_PIXELS
+           : streams & FCONV_IG_INPUT_STREAMS ? PREFETCH_PLANES_STREAMS
+                                              : PREFETCH_PLANES;
+}
+
+void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tiles)(size_t tiles, size_t taps, const float *x,
+                                                 const int32_t *pixel_bases, const int32_t *off, const float *w,
+                                                 size_t nv, float *y, size_t y_tile_step, size_t y_stride,
+                                                 int channels_last, size_t nch, const float *bias, int relu,
+                                                 unsigned streams) {
+    assert(x && pixel_bases && off && w && y && nv >= 1 && nv <= IG_NV && nch >= 1 && nch <= nv * VF_LANES);
+    const struct tiles_call c = {
+        tiles, taps, x, pixel_bases, off, w, y_tile_step,
+        {y, y_stride, IG_PX, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0}};
+    run_tiles[nv - 1][prefetch_mode(channels_last, streams)](&c);
+}
+
 void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const *x, const int32_t *off,
                                                 const float *w, size_t nv, float *y, size_t y_stride,
                                                 int channels_last, size_t npix, size_t nch, const float *bias,
@@ -336,9 +407,7 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const 
            nch <= nv * VF_LANES);
     assert(!edges || (edges->group >= 1 && edges->phase < edges->group && edges->first <= edges->group &&
                       edges->last <= edges->group));
-    const int prefetch = channels_last                      ? PREFETCH_PIXELS
-                         : streams & FCONV_IG_INPUT_STREAMS ? PREFETCH_PLANES_STREAMS
-                                                            : PREFETCH_PLANES;
+    const int prefetch = prefetch_mode(channels_last, streams);
     const struct tile_call c = {
         taps, x, off, w, edges, acc_in, acc_out,
         {y, y_stride, npix, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0}, prefetch};
