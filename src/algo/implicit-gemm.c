@@ -395,11 +395,11 @@ static struct block_args block_args(const struct tile_ctx *tc, int64_t grp, int6
                                block_channels(g, b)};
 }
 
-/* Pixel tile `tile` of image `image` of the pass, the block `ba`. Threads
- * split the tiles, not the blocks: a thread takes a share of the image's pixels for every
- * block, not every pixel for a share of the blocks (which each thread then read from the
- * other's cache): 2 threads, 128 -> 128 3x3/2 on 56^2, 1.15 -> 1.05 ms; 512 channels on 14^2
- * 1.11 -> 1.07. */
+/* Pixel tile `tile` of image `image` of the pass, for the block `ba`. Threads split the
+ * tiles, not the blocks: a thread takes a share of the image's pixels for every block, not
+ * every pixel for a share of the blocks (which each thread then read from the other's
+ * cache): 2 threads, 128 -> 128 3x3/2 on 56^2, 1.15 -> 1.05 ms; 512 channels on 14^2 1.11 ->
+ * 1.07. */
 static void tile_task(const struct tile_ctx *tc, const struct block_args *ba, int64_t image, int64_t tile,
                       int64_t chunk, float *sums) {
     const struct ig_geometry *g = tc->g;

@@ -5,8 +5,9 @@
  * of an input sample per pixel. The samples are read where they lie (a pixel's base plus
  * the tap's offset), so the pixels need not be neighbours and any stride or dilation costs
  * the same: nothing is lowered, and a 7-pixel tile divides the 7x7, 14x14 and 28x28 maps of
- * strided layers exactly (where a GEMM's 32-column tiles waste up to a third). Compiled once
- * per ISA (simd/vec.h); contract: fconv_implicit_gemm_tile_fn in core/dispatch.h.
+ * strided layers exactly (where a GEMM's 32-column tiles waste up to a third). Also a run of
+ * whole tiles in one call. Compiled once per ISA (simd/vec.h); contracts:
+ * fconv_implicit_gemm_tile_fn and fconv_implicit_gemm_tiles_fn in core/dispatch.h.
  */
 #include <assert.h>
 #include <math.h>
