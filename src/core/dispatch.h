@@ -55,8 +55,8 @@ typedef void (*fconv_direct_filter_rows_fn)(float *const *y, size_t nr, size_t n
  * The GEMM micro-kernel: for i < mr, j < nr (mr <= gemm_mr, nr <= gemm_nr of its table),
  *   c[i*ldc + j] = (store == FCONV_GEMM_ACCUMULATE ? c[i*ldc + j] : 0) + sum_{p < k} a[p*MR + i] * b[p*ldb + j]
  * with a a packed panel of exactly MR x k (zero-padded past mr) and b k rows of NR floats,
- * ldb apart (a packed sliver: ldb = NR), all NR read (zero past nr, or anything finite);
- * b and ldb multiples of 64 bytes. Summation: p in order into a zeroed register, then added
+ * ldb apart (a packed sliver: ldb = NR; or B itself, read in place), all NR read (zero past
+ * nr, or anything finite); ldb a multiple of the ISA's vector, b of any alignment. Summation: p in order into a zeroed register, then added
  * to c. FCONV_GEMM_STREAM stores as FCONV_GEMM_STORE, but a whole tile whose rows all start
  * on a vector boundary (c and ldc) leaves through non-temporal stores, which the calling
  * thread orders (fconv_stream_fence) before anyone reads C. Epilogue, where bias (mr floats,

@@ -41,6 +41,13 @@
 #define GEMM_PIECE_MIN_MACS 4e6
 /* Edge slivers at most this wide go to the few-column kernel (its limit, core/dispatch.h). */
 #define FEW_COLS 8
+/* The deepest k step whose untransposed B slivers the micro-kernel reads where they lie,
+ * unpacked: a sliver of up to 64 rows (8 KiB on AVX-512) stays in L1 across the row blocks
+ * anyway, and with as few as 64 rows of C (a 64 -> 64 1x1 layer: 8 row blocks) its packing
+ * was a tenth of the time. 2 threads, Zen 5, 7 alternated rounds: 1 x 64 x 56^2 -> 64 1x1
+ * 1.056-1.093x in three sittings, 8 x 64 x 56^2 -> 64 1.06-1.11x; 64 -> 256 0.996-1.016x; one
+ * thread 0.99. */
+#define B_IN_PLACE_DEPTH 64
 
 static _Thread_local _Alignas(64) float pack_a[MC * KC_MAX];
 static _Thread_local _Alignas(64) float pack_b[NC * KC_MAX];
@@ -58,6 +65,7 @@ struct packed_ctx {
     float *c;
     const float *bias;      /* epilogue (fconv_gemm_prepacked): row i's bias[i], or NULL */
     int relu;               /* epilogue: then max(0, .) */
+    int b_in_place;         /* whole B slivers are read unpacked (b_in_place()) */
 };
 
 /* A rows [i0, i0+rows) x k [p0, p0+kc) into MR-row slivers at `to`, k-major, zero past `rows`. */
@@ -193,6 +201,14 @@ static void packed_job(const void *vctx, size_t job) {
                 for (size_t js = 0; js < cols; js += nr) {
                     const size_t live_n = cols - js < nr ? cols - js : nr;
                     size_t is = 0;
+                    if (g->b_in_place && live_n == nr) {
+                        const float *src = g->b + p0 * g->ldb + j0 + jc + js;
+                        for (; is < rows; is += mr)
+                            g->kern->gemm_ukernel(kc, a_block + is * kc, src, g->ldb,
+                                                  g->c + (i0 + is) * g->ldc + j0 + jc + js, g->ldc, store,
+                                                  rows - is < mr ? rows - is : mr, nr, bias ? bias + is : NULL, relu);
+                        continue;
+                    }
                     if (pack_later && i0 == i_begin) {
                         const float *src = g->b + p0 * g->ldb + j0 + jc + js;
                         if (live_n < nr) {
@@ -239,6 +255,20 @@ static double job_cost(size_t m, size_t n, size_t k, size_t mr, size_t nr, size_
     return (double)k * ((double)rows * (double)cols + PACK_COST_ROWS * ((double)cols + chunks * (double)rows));
 }
 
+/* Whether untransposed B's whole slivers go to the micro-kernel unpacked: one k step of at
+ * most B_IN_PLACE_DEPTH rows, ldb a whole number of vectors, and the rows' lines spread over
+ * L1's 64 sets (8 ways) with at most 4 in a set, so that a sliver stays in L1 from one row
+ * block to the next (planes of 112^2 or 224^2 floats put every row in the same few sets). */
+static int b_in_place(const struct fconv_kernels *kern, int trans_b, size_t k, size_t ldb) {
+    if (trans_b || k > B_IN_PLACE_DEPTH || ldb % kern->lanes != 0) return 0;
+    unsigned char lines[64] = {0};
+    const size_t row_lines = (kern->gemm_nr * sizeof(float) + 63) / 64 + 1; /* + 1: unaligned */
+    for (size_t p = 0; p < k; p++)
+        for (size_t l = 0; l < row_lines; l++)
+            if (++lines[(p * ldb * sizeof(float) / 64 + l) % 64] > 4) return 0;
+    return 1;
+}
+
 static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a, int trans_b, size_t m, size_t n,
                      size_t k, const float *a, size_t lda, const float *a_packed, const float *b, size_t ldb,
                      int accumulate, int stream, float *c, size_t ldc, const float *bias, int relu) {
@@ -270,7 +300,8 @@ static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a,
     if (n_blocks > slivers) n_blocks = slivers;
     if (groups > row_slivers) groups = row_slivers;
     struct packed_ctx g = {kern, trans_a, trans_b, accumulate, stream && !accumulate && c_written_once(k),
-                           m, n, k, lda, ldb, ldc, k_step(k), n_blocks, groups, a, b, a_packed, c, bias, relu};
+                           m, n, k, lda, ldb, ldc, k_step(k), n_blocks, groups, a, b, a_packed, c, bias, relu,
+                           b_in_place(kern, trans_b, k, ldb)};
     fconv_parallel_1d_steal(threads, groups * n_blocks, packed_job, &g);
 }
 
