@@ -357,14 +357,14 @@ FCONV_DECLARE_WINO_TILES_ALL(avx512)
     void fconv_implicit_gemm_tile__##isa(size_t taps, const float *const *x, const int32_t *off, const float *w, \
                                          size_t nv, float *y, size_t y_stride, int channels_last, size_t npix, \
                                          size_t nch,                                                          \
-                                         const float *bias, int relu, unsigned streams,                        \
-                                         const struct fconv_implicit_gemm_edges *edges, const float *acc_in,   \
+                                         const float *bias, int relu, unsigned streams,                       \
+                                         const struct fconv_implicit_gemm_edges *edges, const float *acc_in,  \
                                          float *acc_out);                                                     \
     void fconv_implicit_gemm_tiles__##isa(size_t tiles, size_t taps, const float *x, const int32_t *pixel_bases, \
                                           const int32_t *off, const float *w, size_t nv, float *y,            \
                                           size_t y_tile_step, size_t y_stride, int channels_last, size_t nch, \
                                           const float *bias, int relu, unsigned streams);                     \
-    size_t fconv_implicit_gemm_px__##isa(void);                                                              \
+    size_t fconv_implicit_gemm_px__##isa(void);                                                               \
     size_t fconv_implicit_gemm_nv__##isa(void);
 FCONV_DECLARE_IMPLICIT_GEMM(scalar)
 FCONV_DECLARE_IMPLICIT_GEMM(avx2)
