@@ -14,6 +14,7 @@
  * cut), so the job grid can follow the thread count while results stay bit-identical for
  * any count.
  */
+#include <assert.h>
 #include <math.h>
 
 #include "core/cost-model.h"
@@ -111,18 +112,20 @@ static void pack_b_block(const struct packed_ctx *g, size_t p0, size_t kc, size_
     }
 }
 
-/* One MR-row sliver of A times one B sliver into C. A partial sliver is C's last (jobs and
+/* One MR-row sliver of A times one B sliver (rows ldb apart: NR where packed, B's own ldb
+ * where a whole sliver is read in place) into C. A partial sliver is C's last (jobs and
  * chunks start at multiples of NR, so which columns land in it depends on n alone, and so
  * does the kernel each column meets): it goes in pieces to the narrowest kernel that
  * holds them, the half-width tile for up to NR/2 columns and the few-column kernel for up
  * to FEW_COLS (49 columns were 32 + a whole tile of 32 for 17, 31% of the multiply-adds
  * thrown away; now 32 + 16 + 1). */
-static void sliver_product(const struct packed_ctx *g, size_t kc, const float *a, const float *b, int store,
-                           size_t live_m, size_t live_n, float *c, const float *bias, int relu) {
+static void sliver_product(const struct packed_ctx *g, size_t kc, const float *a, const float *b, size_t ldb,
+                           int store, size_t live_m, size_t live_n, float *c, const float *bias, int relu) {
     const size_t nr = g->kern->gemm_nr, ldc = g->ldc;
     const int acc = store == FCONV_GEMM_ACCUMULATE;
+    assert(ldb == nr || live_n == nr); /* B read in place: whole slivers only (b_in_place) */
     if (live_n > nr - nr / 4) {
-        g->kern->gemm_ukernel(kc, a, b, nr, c, ldc, store, live_m, live_n, bias, relu);
+        g->kern->gemm_ukernel(kc, a, b, ldb, c, ldc, store, live_m, live_n, bias, relu);
         return;
     }
     for (size_t j = 0; j < live_n;) {
@@ -200,17 +203,11 @@ static void packed_job(const void *vctx, size_t job) {
                 const float *bias = last && g->bias ? g->bias + i0 : NULL;
                 for (size_t js = 0; js < cols; js += nr) {
                     const size_t live_n = cols - js < nr ? cols - js : nr;
+                    const float *src = g->b + p0 * g->ldb + j0 + jc + js;
+                    /* a whole sliver read where it lies (b_in_place), else the packed one */
+                    const int in_place = g->b_in_place && live_n == nr;
                     size_t is = 0;
-                    if (g->b_in_place && live_n == nr) {
-                        const float *src = g->b + p0 * g->ldb + j0 + jc + js;
-                        for (; is < rows; is += mr)
-                            g->kern->gemm_ukernel(kc, a_block + is * kc, src, g->ldb,
-                                                  g->c + (i0 + is) * g->ldc + j0 + jc + js, g->ldc, store,
-                                                  rows - is < mr ? rows - is : mr, nr, bias ? bias + is : NULL, relu);
-                        continue;
-                    }
-                    if (pack_later && i0 == i_begin) {
-                        const float *src = g->b + p0 * g->ldb + j0 + jc + js;
+                    if (pack_later && !in_place && i0 == i_begin) {
                         if (live_n < nr) {
                             g->kern->gemm_pack_b(kc, live_n, src, g->ldb, pack_b + js * kc);
                         } else {
@@ -221,9 +218,9 @@ static void packed_job(const void *vctx, size_t job) {
                         }
                     }
                     for (; is < rows; is += mr)
-                        sliver_product(g, kc, a_block + is * kc, pack_b + js * kc, store, rows - is < mr ? rows - is : mr,
-                                       live_n, g->c + (i0 + is) * g->ldc + j0 + jc + js, bias ? bias + is : NULL,
-                                       relu);
+                        sliver_product(g, kc, a_block + is * kc, in_place ? src : pack_b + js * kc,
+                                       in_place ? g->ldb : nr, store, rows - is < mr ? rows - is : mr, live_n,
+                                       g->c + (i0 + is) * g->ldc + j0 + jc + js, bias ? bias + is : NULL, relu);
                 }
             }
         }
