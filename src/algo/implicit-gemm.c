@@ -395,6 +395,18 @@ static struct block_args block_args(const struct tile_ctx *tc, int64_t grp, int6
                                block_channels(g, b)};
 }
 
+/* The block's input (its group's first channel) and output (the block's first channel at
+ * pixel pix0) in image `image` of the pass. */
+static const float *block_input(const struct tile_ctx *tc, const struct block_args *ba, int64_t image) {
+    const struct ig_geometry *g = tc->g;
+    return tc->x + image * g->c * g->hp * g->wp + ba->x_offset;
+}
+
+static float *block_output(const struct tile_ctx *tc, const struct block_args *ba, int64_t image, int64_t pix0) {
+    const struct ig_geometry *g = tc->g;
+    return tc->y + image * g->k * g->p * g->q + ba->y_offset + pix0 * (g->nhwc ? g->k : 1);
+}
+
 /* Pixel tile `tile` of image `image` of the pass, for the block `ba`. Threads split the
  * tiles, not the blocks: a thread takes a share of the image's pixels for every block, not
  * every pixel for a share of the blocks (which each thread then read from the other's
@@ -405,8 +417,7 @@ static void tile_task(const struct tile_ctx *tc, const struct block_args *ba, in
     const struct ig_geometry *g = tc->g;
     const int64_t pixels = g->p * g->q, pix0 = tile * g->px;
     const int64_t npix = pixels - pix0 < g->px ? pixels - pix0 : g->px;
-    const float *xg = tc->x + image * g->c * g->hp * g->wp + ba->x_offset;
-    float *y = tc->y + image * g->k * pixels + ba->y_offset + pix0 * (g->nhwc ? g->k : 1);
+    const float *xg = block_input(tc, ba, image);
     const float *bases[FCONV_IMPLICIT_GEMM_PX_MAX];
     const int32_t *pixel_bases = tc->s->pixel_bases + pix0;
     for (int64_t e = 0; e < g->px; e++) /* past the last pixel: repeat it, its sums are not stored */
@@ -446,10 +457,10 @@ static void tile_task(const struct tile_ctx *tc, const struct block_args *ba, in
             (pix0 + g->px) % g->q == 0 ? (size_t)g->edge_last * column_taps : 0, (size_t)t0 % group};
     }
     tc->kern->implicit_gemm_tile((size_t)(t1 - t0), bases, tc->s->tap_offsets + t0, ba->w + t0 * ba->nv * g->lanes,
-                                 (size_t)ba->nv, y, g->nhwc ? (size_t)g->k : (size_t)pixels, g->nhwc, (size_t)npix,
-                                 (size_t)ba->nch, ba->bias, tc->relu, tc->streams,
-                                 edges.first || edges.last ? &edges : NULL, chunk > first ? sums : NULL,
-                                 chunk < last ? sums : NULL);
+                                 (size_t)ba->nv, block_output(tc, ba, image, pix0),
+                                 g->nhwc ? (size_t)g->k : (size_t)pixels, g->nhwc, (size_t)npix, (size_t)ba->nch,
+                                 ba->bias, tc->relu, tc->streams, edges.first || edges.last ? &edges : NULL,
+                                 chunk > first ? sums : NULL, chunk < last ? sums : NULL);
 }
 
 /* `count` whole tiles of image `image` from tile `tile` on, in one call, where a tile reads
@@ -459,12 +470,12 @@ static void tile_task(const struct tile_ctx *tc, const struct block_args *ba, in
 static void tiles_task(const struct tile_ctx *tc, const struct block_args *ba, int64_t image, int64_t tile,
                        int64_t count) {
     const struct ig_geometry *g = tc->g;
-    const int64_t pixels = g->p * g->q, pix0 = tile * g->px, pixel_step = g->nhwc ? g->k : 1;
-    tc->kern->implicit_gemm_tiles((size_t)count, (size_t)g->taps, tc->x + image * g->c * g->hp * g->wp + ba->x_offset,
+    const int64_t pix0 = tile * g->px;
+    tc->kern->implicit_gemm_tiles((size_t)count, (size_t)g->taps, block_input(tc, ba, image),
                                   tc->s->pixel_bases + pix0, tc->s->tap_offsets, ba->w, (size_t)ba->nv,
-                                  tc->y + image * g->k * pixels + ba->y_offset + pix0 * pixel_step,
-                                  (size_t)(g->px * pixel_step), g->nhwc ? (size_t)g->k : (size_t)pixels, g->nhwc,
-                                  (size_t)ba->nch, ba->bias, tc->relu, tc->streams);
+                                  block_output(tc, ba, image, pix0), (size_t)(g->px * (g->nhwc ? g->k : 1)),
+                                  g->nhwc ? (size_t)g->k : (size_t)(g->p * g->q), g->nhwc, (size_t)ba->nch, ba->bias,
+                                  tc->relu, tc->streams);
 }
 
 struct share_ctx {
@@ -497,9 +508,12 @@ static void pairs_task(const void *vctx, size_t begin, size_t end, size_t worker
             int64_t image = (c * sc->run + j0) / g->tiles, tile = (c * sc->run + j0) % g->tiles;
             for (int64_t j = j0; j < j1;) {
                 int64_t count = !plain ? 0 : j1 - j < whole - tile ? j1 - j : whole - tile;
-                if (count > 0) tiles_task(sc->tc, &ba, image, tile, count);
-                else tile_task(sc->tc, &ba, image, tile, chunk, sums ? sums + (j - j0) * g->px * g->block : NULL);
-                count = count > 0 ? count : 1;
+                if (count > 0) {
+                    tiles_task(sc->tc, &ba, image, tile, count);
+                } else {
+                    tile_task(sc->tc, &ba, image, tile, chunk, sums ? sums + (j - j0) * g->px * g->block : NULL);
+                    count = 1;
+                }
                 j += count;
                 tile += count;
                 if (tile == g->tiles) tile = 0, image++;

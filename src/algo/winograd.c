@@ -831,8 +831,8 @@ static double wino_cost(const fconv_plan *plan, int m) {
         double products = (double)g.groups * product_columns(&g);
         /* The channels-last driver: the transforms run the real tiles, the products 7 at a time
          * (a block's last few on a narrow tile), not 16-tile strips: a 7^2 map's four F(4x4)
-         * tiles had been charged as 16, and AUTO
-         * took winograd-2x2 for 1 x 512 x 7^2 NHWC at 0.58 ms where winograd-4x4 ran 0.52. */
+         * tiles had been charged as 16, and AUTO took winograd-2x2 for 1 x 512 x 7^2 NHWC at
+         * 0.58 ms where winograd-4x4 ran 0.52. */
         if (fconv_wino_channels_last_runs(plan, m)) cols = fconv_wino_channels_last_columns(plan, m, &products, NULL);
         t = cols * a2 * (in + out) + products * a2 * (double)g.kgp * cg / rate;
     } else if (g.cg == 1) {
