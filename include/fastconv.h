@@ -139,7 +139,8 @@ typedef enum fconv_algo {
     FCONV_ALGO_IMPLICIT_GEMM = 20,    /**< conv2d: im2col's GEMM reading the input in place, no column matrix */
     FCONV_ALGO_FFT_COLS = 21,         /**< filter2d: column FFTs, kernel columns summed in the spectra */
     FCONV_ALGO_WINOGRAD_STRIDE2 = 22, /**< conv2d, 5x5-8x8 kernels at stride 2: F(3x3,4x4) on the four phases */
-    FCONV_ALGO_COUNT_ = 23       /**< not an algorithm: one past the last value */
+    FCONV_ALGO_WINOGRAD_ROWS = 23,    /**< conv2d, kernels 3 wide at stride 1 along rows: F(4,3) along each row */
+    FCONV_ALGO_COUNT_ = 24       /**< not an algorithm: one past the last value */
 } fconv_algo;
 
 /** Which part of the full convolution filter2d / conv1d return (DESIGN.md §2). */

@@ -163,6 +163,28 @@ typedef void (*fconv_wino_output_fn)(const float *mm, size_t m_step, float *out,
                                      const float *bias, int relu, int stream, size_t ncols);
 
 /*
+ * winograd-rows (kernels/winograd/winograd-rows.c): F(4,3) along image rows.
+ * Input: a row's transform in place. On entry u[j*u_step + t] (t < ntiles, j < 6) is patch
+ * column j of tile t, as fconv_wino_gather_fn (m = 4) lays it; on return (B^T d)[j] of the
+ * tile, and lanes ntiles .. (ntiles rounded up to VF_LANES) - 1 of each row hold 0. u 64-byte
+ * aligned; u_step a multiple of VF_LANES, at least that rounded count.
+ * Product: output columns q < out_w of channels k < nk, row y + k*y_kstride:
+ * y[q] = max(floor, (A^T m)[q % 4] + bias[k]) for tile t = q / 4, where
+ * m[j] = sum over c < nc, b < nr of g[k*g_kstride + c*g_cstep + 6b + j] *
+ * u[c*u_cstep + b*u_rstep + j*u_step + t] (transformed rows as the input transform leaves them
+ * and their transformed taps; nc*nr may be 0), bias NULL for none, floor 0 with relu and none
+ * without. u, u_step, u_cstep, u_rstep as the input transform's (every row holds the tiles of
+ * out_w rounded up to VF_LANES). With stream the whole vectors 4*VF_LANES apart go out through
+ * non-temporal stores (each row then 64-byte aligned; the calling thread fences,
+ * fconv_stream_fence, before anyone reads y).
+ */
+typedef void (*fconv_wino_rows_input_fn)(float *u, size_t u_step, size_t ntiles);
+typedef void (*fconv_wino_rows_product_fn)(float *y, size_t y_kstride, size_t nk, size_t out_w, const float *u,
+                                           size_t u_step, ptrdiff_t u_cstep, ptrdiff_t u_rstep, size_t nc,
+                                           size_t nr, const float *g, size_t g_kstride, size_t g_cstep,
+                                           const float *bias, int relu, int stream);
+
+/*
  * The fft-rows transforms (kernels/fft/fft-rows.c), n in {16, 32, 64, 128}, VF_LANES
  * segments per call, segment l being n samples starting at l*hop (1 <= hop <= n).
  * Forward: the real DFT of each segment into spec (64-byte aligned, n*VF_LANES floats):
@@ -273,6 +295,8 @@ struct fconv_kernels {
     fconv_wino_f4_scatter_grid_fn wino_f4_scatter_grid;
     fconv_wino_input_fn wino_input[3];
     fconv_wino_output_fn wino_output[4];
+    fconv_wino_rows_input_fn wino_rows_input;
+    fconv_wino_rows_product_fn wino_rows_product;
     fconv_fft_rows_forward_fn fft_rows_forward;
     fconv_fft_rows_inverse_fn fft_rows_inverse;
     fconv_fft_rows_stream_row_fn fft_rows_stream_row;
@@ -351,6 +375,19 @@ FCONV_DECLARE_WINO_TILES_ALL(avx2)
 FCONV_DECLARE_WINO_TILES_ALL(avx512)
 #undef FCONV_DECLARE_WINO_TILES_ALL
 #undef FCONV_DECLARE_WINO_TILES
+
+/* The per-ISA winograd-rows kernels (kernels/winograd/winograd-rows.c). */
+#define FCONV_DECLARE_WINO_ROWS(isa)                                                                    \
+    void fconv_wino_rows_input_kernel__##isa(float *u, size_t u_step, size_t ntiles);                   \
+    void fconv_wino_rows_product_kernel__##isa(float *y, size_t y_kstride, size_t nk, size_t out_w,      \
+                                               const float *u, size_t u_step, ptrdiff_t u_cstep,         \
+                                               ptrdiff_t u_rstep, size_t nc, size_t nr, const float *g,  \
+                                               size_t g_kstride, size_t g_cstep, const float *bias,      \
+                                               int relu, int stream);
+FCONV_DECLARE_WINO_ROWS(scalar)
+FCONV_DECLARE_WINO_ROWS(avx2)
+FCONV_DECLARE_WINO_ROWS(avx512)
+#undef FCONV_DECLARE_WINO_ROWS
 
 /* The per-ISA implicit-GEMM tiles (kernels/implicit-gemm/implicit-gemm-tile.c) and their shapes. */
 #define FCONV_DECLARE_IMPLICIT_GEMM(isa)                                                                      \

@@ -116,17 +116,24 @@ static inline vf vf_shift_in(vf v, float next) {
     return _mm256_blend_ps(_mm256_permutevar8x32_ps(v, down), _mm256_set1_ps(next), 0x80);
 }
 
-/* The inverse of vf_deinterleave4: p[4t + j] = in[j][t] for 4*VF_LANES floats. */
-static inline void vf_interleave4(const vf in[4], float *p) {
+/* The inverse of vf_deinterleave4 into registers: float 4t + j of out[0..3] (end to end) =
+ * in[j][t]. */
+static inline void vf_interleave4_regs(const vf in[4], vf out[4]) {
     const __m256i split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7); /* t0 t2 t4 t6 | t1 t3 t5 t7 */
     __m256 j0 = _mm256_permutevar8x32_ps(in[0], split), j1 = _mm256_permutevar8x32_ps(in[1], split);
     __m256 j2 = _mm256_permutevar8x32_ps(in[2], split), j3 = _mm256_permutevar8x32_ps(in[3], split);
     __m256 lo01 = _mm256_unpacklo_ps(j0, j1), lo23 = _mm256_unpacklo_ps(j2, j3);
     __m256 hi01 = _mm256_unpackhi_ps(j0, j1), hi23 = _mm256_unpackhi_ps(j2, j3);
-    _mm256_storeu_ps(p, _mm256_shuffle_ps(lo01, lo23, _MM_SHUFFLE(1, 0, 1, 0)));
-    _mm256_storeu_ps(p + 8, _mm256_shuffle_ps(lo01, lo23, _MM_SHUFFLE(3, 2, 3, 2)));
-    _mm256_storeu_ps(p + 16, _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(1, 0, 1, 0)));
-    _mm256_storeu_ps(p + 24, _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(3, 2, 3, 2)));
+    out[0] = _mm256_shuffle_ps(lo01, lo23, _MM_SHUFFLE(1, 0, 1, 0));
+    out[1] = _mm256_shuffle_ps(lo01, lo23, _MM_SHUFFLE(3, 2, 3, 2));
+    out[2] = _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(1, 0, 1, 0));
+    out[3] = _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(3, 2, 3, 2));
+}
+/* The inverse of vf_deinterleave4: p[4t + j] = in[j][t] for 4*VF_LANES floats. */
+static inline void vf_interleave4(const vf in[4], float *p) {
+    vf out[4];
+    vf_interleave4_regs(in, out);
+    for (int v = 0; v < 4; v++) _mm256_storeu_ps(p + 8 * v, out[v]);
 }
 
 /* Every sixth of the 6*VF_LANES floats in in[0..5], from float e (0 <= e < 6): o[t] = float

@@ -82,8 +82,9 @@ static inline vf vf_shift_in(vf v, float next) {
         _mm512_alignr_epi32(_mm512_castps_si512(_mm512_set1_ps(next)), _mm512_castps_si512(v), 1));
 }
 
-/* The inverse of vf_deinterleave4: p[4t + j] = in[j][t] for 4*VF_LANES floats. */
-static inline void vf_interleave4(const vf in[4], float *p) {
+/* The inverse of vf_deinterleave4 into registers: float 4t + j of out[0..3] (end to end) =
+ * in[j][t]. */
+static inline void vf_interleave4_regs(const vf in[4], vf out[4]) {
     for (int half = 0; half < 2; half++) { /* tiles 8*half .. 8*half + 7 */
         const int h = 8 * half;
         const __m512i pair = _mm512_setr_epi32(h, h + 16, h + 1, h + 17, h + 2, h + 18, h + 3, h + 19,
@@ -91,9 +92,15 @@ static inline void vf_interleave4(const vf in[4], float *p) {
         __m512 p01 = _mm512_permutex2var_ps(in[0], pair, in[1]), p23 = _mm512_permutex2var_ps(in[2], pair, in[3]);
         const __m512i quad_lo = _mm512_setr_epi32(0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
         const __m512i quad_hi = _mm512_setr_epi32(8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31);
-        _mm512_storeu_ps(p + 32 * half, _mm512_permutex2var_ps(p01, quad_lo, p23));
-        _mm512_storeu_ps(p + 32 * half + 16, _mm512_permutex2var_ps(p01, quad_hi, p23));
+        out[2 * half] = _mm512_permutex2var_ps(p01, quad_lo, p23);
+        out[2 * half + 1] = _mm512_permutex2var_ps(p01, quad_hi, p23);
     }
+}
+/* The inverse of vf_deinterleave4: p[4t + j] = in[j][t] for 4*VF_LANES floats. */
+static inline void vf_interleave4(const vf in[4], float *p) {
+    vf out[4];
+    vf_interleave4_regs(in, out);
+    for (int v = 0; v < 4; v++) _mm512_storeu_ps(p + 16 * v, out[v]);
 }
 
 /* Every sixth of the 6*VF_LANES floats in in[0..5], from float e (0 <= e < 6): o[t] = float

@@ -67,6 +67,11 @@ static inline vf vf_shift_in(vf v, float next) {
     return next;
 }
 
+/* The inverse of vf_deinterleave4 into registers: float 4t + j of out[0..3] (end to end) =
+ * in[j][t]. */
+static inline void vf_interleave4_regs(const vf in[4], vf out[4]) {
+    for (int j = 0; j < 4; j++) out[j] = in[j];
+}
 /* The inverse of vf_deinterleave4: p[4t + j] = in[j][t] for 4*VF_LANES floats. */
 static inline void vf_interleave4(const vf in[4], float *p) {
     for (int j = 0; j < 4; j++) p[j] = in[j];

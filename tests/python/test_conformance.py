@@ -348,3 +348,14 @@ def test_conv2d_invalid(bad):
         conv2d(x, w, algo="reference", **bad)
     assert e.value.status == FCONV_EINVAL
     assert e.value.message  # fconv_last_error() says what was wrong
+
+
+def test_every_algorithm_enumerated():
+    """The suite's walk over algorithms (conftest.ALGO_COUNT) reaches the header's last one: a
+    stale count had left winograd-stride2 out of every test here."""
+    import os
+    import re
+    from conftest import ALGO_COUNT, source_dir
+    with open(os.path.join(source_dir(), "include", "fastconv.h")) as f:
+        count = int(re.search(r"FCONV_ALGO_COUNT_\s*=\s*(\d+)", f.read()).group(1))
+    assert ALGO_COUNT == count

@@ -401,6 +401,115 @@ static void test_channels_last_driver(void) {
     fconv_plan_destroy(plan);
 }
 
+/* winograd-rows (F(4,3) along rows) on the shapes that stress it: a 1-wide and a 5-wide
+ * output (one partial tile vector), 64 columns (whole tile vectors, two per block on AVX-512)
+ * and 65, kernel rows 1, 2 and 5 tall and one taller than the image (every output row sums a
+ * different range of kernel rows), output rows whose kernel rows all lie in the padding above
+ * or below (the bias alone), row stride and dilation 2,
+ * asymmetric padding wider than the kernel, groups, an odd channel count per group (the
+ * product's one-channel step), NHWC through the copies; against the reference on every ISA,
+ * the same bits for 1, 2 and 3 threads and for weights at plan time or execute time. */
+static void test_rows(void) {
+    static const fconv_conv2d_desc shapes[] = {
+        {.n = 2, .c = 3, .h = 9, .w = 1, .k = 5, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU},
+        {.n = 1, .c = 2, .h = 7, .w = 7, .k = 4, .r = 1, .s = 3, .pad_top = 2, .pad_bottom = 3, .has_bias = 1},
+        {.n = 1, .c = 4, .h = 12, .w = 66, .k = 6, .r = 2, .s = 3, .pad_top = 0, .pad_left = 0, .pad_bottom = 1,
+         .pad_right = 0},
+        {.n = 2, .c = 6, .h = 11, .w = 63, .k = 6, .r = 5, .s = 3, .stride_h = 2, .pad_top = 2, .pad_left = 1,
+         .pad_bottom = 2, .pad_right = 1, .groups = 2, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU},
+        {.n = 1, .c = 3, .h = 4, .w = 20, .k = 3, .r = 7, .s = 3, .dilation_h = 2, .pad_top = 6, .pad_left = 5,
+         .pad_bottom = 4, .pad_right = 2, .has_bias = 1},
+        {.n = 1, .c = 5, .h = 17, .w = 130, .k = 9, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU, .layout = FCONV_LAYOUT_NHWC},
+    };
+    static const fconv_isa isas[] = {FCONV_ISA_SCALAR, FCONV_ISA_AVX2, FCONV_ISA_AVX512};
+    fconv_algo_info info;
+    CHECK(fconv_algo_get_info(FCONV_ALGO_WINOGRAD_ROWS, &info) == FCONV_OK);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t i = 0; i < 3; i++) {
+            float *y1 = NULL;
+            for (int run = 0; run < 4; run++) { /* 1, 2, 3 threads; then plan-time weights */
+                fconv_options o = {.algo = FCONV_ALGO_WINOGRAD_ROWS, .threads = run < 3 ? run + 1 : 2,
+                                   .max_isa = isas[i]};
+                fconv_plan *plan;
+                fconv_status st = fconv_plan_conv2d(&shapes[s], &o, NULL, NULL, &plan);
+                CHECKF(st == FCONV_OK, "winograd-rows shape %zu: %s", s, fconv_last_error());
+                if (st != FCONV_OK) break;
+                if (fconv_plan_isa(plan) != isas[i]) { /* not on this machine */
+                    fconv_plan_destroy(plan);
+                    break;
+                }
+                float bias[16], *x, *w, *y;
+                int64_t ny = same_operands(plan, bias, 16, &x, &w, &y);
+                const float *b = shapes[s].has_bias ? bias : NULL;
+                if (run == 3) {
+                    fconv_plan_destroy(plan);
+                    CHECK(fconv_plan_conv2d(&shapes[s], &o, w, b, &plan) == FCONV_OK);
+                }
+                CHECK(fconv_execute(plan, x, run == 3 ? NULL : w, run == 3 ? NULL : b, y) == FCONV_OK);
+                if (!y1) {
+                    double err = fconv_ref_normalized_error(plan, x, w, b, y, 1, NULL);
+                    CHECKF(err <= info.error_bound, "winograd-rows shape %zu %s: error %.3g", s,
+                           fconv_isa_name(isas[i]), err);
+                    y1 = y;
+                } else {
+                    CHECKF(memcmp(y1, y, (size_t)ny * sizeof *y) == 0, "winograd-rows shape %zu %s: run %d differs",
+                           s, fconv_isa_name(isas[i]), run);
+                    free(y);
+                }
+                free(x);
+                free(w);
+                fconv_plan_destroy(plan);
+            }
+            free(y1);
+            test_rand_u64();
+        }
+}
+
+/* winograd-rows' streamed output (rows a whole number of vectors, y aligned) and the same
+ * layer into a misaligned y (plain stores): against the reference, the same bits, 1 and 2
+ * threads. */
+static void test_rows_streamed(void) {
+    const fconv_conv2d_desc d = {.n = 1, .c = 3, .h = 128, .w = 128, .k = 136, .r = 3, .s = 3, .pad_top = 1,
+                                 .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
+                                 .activation = FCONV_ACTIVATION_RELU};
+    float *y1 = NULL;
+    for (int threads = 1; threads <= 2; threads++) {
+        fconv_plan *plan;
+        fconv_options o = {.algo = FCONV_ALGO_WINOGRAD_ROWS, .threads = threads};
+        CHECK(fconv_plan_conv2d(&d, &o, NULL, NULL, &plan) == FCONV_OK);
+        size_t nx = (size_t)fconv_plan_input_elements(plan), nw = (size_t)fconv_plan_weight_elements(plan);
+        size_t ny = (size_t)fconv_plan_output_elements(plan), bytes = (ny + 16) * sizeof(float);
+        CHECK(ny * sizeof(float) >= 8u << 20);
+        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), bias[136];
+        float *ybuf = aligned_alloc(64, (bytes + 63) / 64 * 64);
+        uint64_t saved = test_rng_state;
+        test_fill_random(x, nx);
+        test_fill_random(w, nw);
+        test_fill_random(bias, 136);
+        test_rng_state = saved;
+        for (size_t shift = 0; shift <= 1; shift++) {
+            float *y = ybuf + shift;
+            CHECK(fconv_execute(plan, x, w, bias, y) == FCONV_OK);
+            if (!y1) {
+                double err = fconv_ref_normalized_error(plan, x, w, bias, y, 1, NULL);
+                CHECKF(err <= 1e-5, "winograd-rows streamed output: error %.3g", err);
+                y1 = malloc(ny * sizeof *y1);
+                memcpy(y1, y, ny * sizeof *y1);
+            } else {
+                CHECKF(memcmp(y1, y, ny * sizeof *y) == 0, "winograd-rows streamed output: %d threads, shift %zu differ",
+                       threads, shift);
+            }
+        }
+        free(x);
+        free(w);
+        free(ybuf);
+        fconv_plan_destroy(plan);
+    }
+    free(y1);
+}
+
 /* Planning d with algo fails with EUNSUPPORTED, the error naming `reason`. */
 static void expect_decline(fconv_algo algo, const fconv_conv2d_desc *d, const char *reason) {
     fconv_options o = {.algo = algo};
@@ -443,6 +552,25 @@ static void test_declines(void) {
     fconv_filter2d_desc f = {.h = 16, .w = 16, .channels = 1, .kh = 7, .kw = 7};
     CHECK(fconv_plan_filter2d(&f, &o, NULL, &plan) == FCONV_EUNSUPPORTED);
     CHECK_STR_CONTAINS(fconv_last_error(), "winograd-stride2 does not serve filter2d");
+
+    fconv_conv2d_desc rows = {.n = 1, .c = 3, .h = 16, .w = 16, .k = 4, .r = 3, .s = 5};
+    o.algo = FCONV_ALGO_WINOGRAD_ROWS;
+    expect_decline(o.algo, &rows, "winograd-rows needs a kernel 3 wide, got 3x5");
+    rows.s = 3;
+    rows.stride_w = 2;
+    expect_decline(o.algo, &rows, "winograd-rows needs stride and dilation 1 along the rows, got 2 and 1");
+    rows.stride_w = 1;
+    rows.dilation_w = 2;
+    expect_decline(o.algo, &rows, "got 1 and 2");
+    rows.dilation_w = 1;
+    rows.c = 64; /* 64 channels x 6 rows x 6 x 64 tiles of a 224-wide map: past the strip */
+    rows.w = 224;
+    expect_decline(o.algo, &rows, "outgrow its 256 KiB strip");
+    rows.c = 3;
+    CHECK(fconv_plan_conv2d(&rows, &o, NULL, NULL, &plan) == FCONV_OK);
+    fconv_plan_destroy(plan);
+    CHECK(fconv_plan_filter2d(&f, &o, NULL, &plan) == FCONV_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(fconv_last_error(), "winograd-rows does not serve filter2d");
 }
 
 int main(void) {
@@ -453,6 +581,8 @@ int main(void) {
     TEST(test_conv2d_blocks);
     TEST(test_streamed_output);
     TEST(test_channels_last_driver);
+    TEST(test_rows);
+    TEST(test_rows_streamed);
     TEST(test_declines);
     return test_finish();
 }
