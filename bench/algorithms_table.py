@@ -24,7 +24,7 @@ BEGIN = "<!-- BEGIN measured table (bench/algorithms_table.py) -->"
 END = "<!-- END measured table -->"
 
 ALGOS = ["direct", "separable", "im2col", "implicit-gemm", "indirect", "mec", "winograd-2x2", "winograd-4x4",
-         "winograd-6x6", "winograd-stride2", "fft", "fft-tiled", "fft-rows", "fft-cols"]
+         "winograd-6x6", "winograd-stride2", "winograd-rows", "fft", "fft-tiled", "fft-rows", "fft-cols"]
 
 
 def problems(quick):
