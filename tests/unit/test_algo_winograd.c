@@ -266,39 +266,39 @@ static void test_conv2d_blocks(void) {
 }
 
 /* An output large enough to be streamed (non-temporal stores: NCHW, the NCHW driver's rows a
- * whole number of vectors; NHWC, the channels-last driver's tiles), 64-byte aligned and not:
- * against the reference, the same bits either way, and for 1 and 2 threads (each worker
- * fences its own streamed stores). */
-static void streamed_output(fconv_layout layout, int64_t c) {
-    const fconv_conv2d_desc d = {.n = 1, .c = c, .h = 128, .w = 128, .k = 128, .r = 3, .s = 3, .pad_top = 1,
+ * whole number of vectors and winograd-rows' rows; NHWC, the channels-last driver's tiles),
+ * 64-byte aligned and not (plain stores): against the reference, the same bits either way,
+ * and for 1 and 2 threads (each worker fences its own streamed stores). k <= 136. */
+static void streamed_output(fconv_algo algo, fconv_layout layout, int64_t c, int64_t k) {
+    const fconv_conv2d_desc d = {.n = 1, .c = c, .h = 128, .w = 128, .k = k, .r = 3, .s = 3, .pad_top = 1,
                                  .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
                                  .activation = FCONV_ACTIVATION_RELU, .layout = layout};
     float *y1 = NULL;
     for (int threads = 1; threads <= 2; threads++) {
         fconv_plan *plan;
-        fconv_options o = {.algo = FCONV_ALGO_WINOGRAD_4X4, .threads = threads};
+        fconv_options o = {.algo = algo, .threads = threads};
         CHECK(fconv_plan_conv2d(&d, &o, NULL, NULL, &plan) == FCONV_OK);
         int64_t nx = fconv_plan_input_elements(plan), nw = fconv_plan_weight_elements(plan);
         size_t ny = (size_t)fconv_plan_output_elements(plan), bytes = (ny + 16) * sizeof(float);
         CHECK(ny * sizeof(float) >= 8u << 20);
-        float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w), bias[128];
+        float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w), bias[136];
         float *ybuf = aligned_alloc(64, (bytes + 63) / 64 * 64);
         uint64_t saved = test_rng_state;
         test_fill_random(x, (size_t)nx);
         test_fill_random(w, (size_t)nw);
-        test_fill_random(bias, 128);
+        test_fill_random(bias, (size_t)k);
         test_rng_state = saved;
         for (size_t shift = 0; shift <= 1; shift++) {
             float *y = ybuf + shift;
             CHECK(fconv_execute(plan, x, w, bias, y) == FCONV_OK);
             if (!y1) {
                 double err = fconv_ref_normalized_error(plan, x, w, bias, y, 1, NULL);
-                CHECKF(err <= 1e-5, "streamed output: error %.3g", err);
+                CHECKF(err <= 1e-5, "%s streamed output: error %.3g", fconv_algo_name(algo), err);
                 y1 = malloc(ny * sizeof *y1);
                 memcpy(y1, y, ny * sizeof *y1);
             } else {
-                CHECKF(memcmp(y1, y, ny * sizeof *y) == 0, "streamed output: %d threads, shift %zu differ", threads,
-                       shift);
+                CHECKF(memcmp(y1, y, ny * sizeof *y) == 0, "%s streamed output: %d threads, shift %zu differ",
+                       fconv_algo_name(algo), threads, shift);
             }
         }
         free(x);
@@ -310,8 +310,9 @@ static void streamed_output(fconv_layout layout, int64_t c) {
 }
 
 static void test_streamed_output(void) {
-    streamed_output(FCONV_LAYOUT_NCHW, 3);
-    streamed_output(FCONV_LAYOUT_NHWC, 16);
+    streamed_output(FCONV_ALGO_WINOGRAD_4X4, FCONV_LAYOUT_NCHW, 3, 128);
+    streamed_output(FCONV_ALGO_WINOGRAD_4X4, FCONV_LAYOUT_NHWC, 16, 128);
+    streamed_output(FCONV_ALGO_WINOGRAD_ROWS, FCONV_LAYOUT_NCHW, 3, 136); /* blocks of 64, 64 and 8 channels */
 }
 
 /* The channels-last driver (winograd-channels-last.c: C and K multiples of 16, one group) on
@@ -467,49 +468,6 @@ static void test_rows(void) {
         }
 }
 
-/* winograd-rows' streamed output (rows a whole number of vectors, y aligned) and the same
- * layer into a misaligned y (plain stores): against the reference, the same bits, 1 and 2
- * threads. */
-static void test_rows_streamed(void) {
-    const fconv_conv2d_desc d = {.n = 1, .c = 3, .h = 128, .w = 128, .k = 136, .r = 3, .s = 3, .pad_top = 1,
-                                 .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
-                                 .activation = FCONV_ACTIVATION_RELU};
-    float *y1 = NULL;
-    for (int threads = 1; threads <= 2; threads++) {
-        fconv_plan *plan;
-        fconv_options o = {.algo = FCONV_ALGO_WINOGRAD_ROWS, .threads = threads};
-        CHECK(fconv_plan_conv2d(&d, &o, NULL, NULL, &plan) == FCONV_OK);
-        size_t nx = (size_t)fconv_plan_input_elements(plan), nw = (size_t)fconv_plan_weight_elements(plan);
-        size_t ny = (size_t)fconv_plan_output_elements(plan), bytes = (ny + 16) * sizeof(float);
-        CHECK(ny * sizeof(float) >= 8u << 20);
-        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), bias[136];
-        float *ybuf = aligned_alloc(64, (bytes + 63) / 64 * 64);
-        uint64_t saved = test_rng_state;
-        test_fill_random(x, nx);
-        test_fill_random(w, nw);
-        test_fill_random(bias, 136);
-        test_rng_state = saved;
-        for (size_t shift = 0; shift <= 1; shift++) {
-            float *y = ybuf + shift;
-            CHECK(fconv_execute(plan, x, w, bias, y) == FCONV_OK);
-            if (!y1) {
-                double err = fconv_ref_normalized_error(plan, x, w, bias, y, 1, NULL);
-                CHECKF(err <= 1e-5, "winograd-rows streamed output: error %.3g", err);
-                y1 = malloc(ny * sizeof *y1);
-                memcpy(y1, y, ny * sizeof *y1);
-            } else {
-                CHECKF(memcmp(y1, y, ny * sizeof *y) == 0, "winograd-rows streamed output: %d threads, shift %zu differ",
-                       threads, shift);
-            }
-        }
-        free(x);
-        free(w);
-        free(ybuf);
-        fconv_plan_destroy(plan);
-    }
-    free(y1);
-}
-
 /* Planning d with algo fails with EUNSUPPORTED, the error naming `reason`. */
 static void expect_decline(fconv_algo algo, const fconv_conv2d_desc *d, const char *reason) {
     fconv_options o = {.algo = algo};
@@ -582,7 +540,6 @@ int main(void) {
     TEST(test_streamed_output);
     TEST(test_channels_last_driver);
     TEST(test_rows);
-    TEST(test_rows_streamed);
     TEST(test_declines);
     return test_finish();
 }
