@@ -202,9 +202,11 @@ static void rows_execute(const fconv_plan *plan, const float *x, const float *w,
 
 /*
  * Seconds, over the plan's threads: the products' multiply-adds (6 per 4 outputs per pair,
- * padded tiles included) at the kernel's rate, the input transform per transformed float and
- * the scatter per output; an output that outgrows the caches is streamed, bounded by the
- * store bandwidth of both cores.
+ * padded tiles included) at the kernel's rate (AVX-512 on the scale of direct's whole-row
+ * rate, so their estimates compare as the measured times do: docs/algorithms/winograd.md),
+ * the gather and input transform per transformed float, the inverse transform, interleave
+ * and store per output; an output that outgrows the caches is streamed, bounded by the store
+ * bandwidth of both cores.
  */
 static double rows_cost(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
@@ -214,8 +216,8 @@ static double rows_cost(const fconv_plan *plan) {
     const double rate = fconv_plan_isa(plan) >= FCONV_ISA_AVX512 ? 65e9 : fconv_plan_isa(plan) >= FCONV_ISA_AVX2 ? 30e9 : 3e9;
     const double tasks = (double)d->n * (double)d->groups * (double)((g.kg + ROWS_K_BLOCK - 1) / ROWS_K_BLOCK) *
                          (double)((plan->out_h + ROWS_P_BLOCK - 1) / ROWS_P_BLOCK);
-    const double transformed = tasks * (double)g.strip_floats, scattered = outputs * (double)plan->out_w;
-    double t = macs / rate + transformed * 0.3e-9 + scattered * 0.1e-9;
+    const double transformed = tasks * (double)g.strip_floats, stored = outputs * (double)plan->out_w;
+    double t = macs / rate + transformed * 0.3e-9 + stored * 0.1e-9;
     if (!plan->weights) t += 3e-9 * (double)weights_floats(plan);
     const double threads = (double)plan->threads < tasks ? (double)plan->threads : tasks;
     double work = t / (threads < 1.0 ? 1.0 : threads);

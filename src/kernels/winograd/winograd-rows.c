@@ -10,7 +10,6 @@
  * contracts: fconv_wino_rows_input_fn, fconv_wino_rows_product_fn (core/dispatch.h).
  */
 #include <assert.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
