@@ -402,14 +402,14 @@ static void test_channels_last_driver(void) {
     fconv_plan_destroy(plan);
 }
 
-/* winograd-rows (F(4,3) along rows) on the shapes that stress it: a 1-wide and a 5-wide
- * output (one partial tile vector), 64 columns (whole tile vectors, two per block on AVX-512)
- * and 65, kernel rows 1, 2 and 5 tall and one taller than the image (every output row sums a
- * different range of kernel rows), output rows whose kernel rows all lie in the padding above
- * or below (the bias alone), row stride and dilation 2,
- * asymmetric padding wider than the kernel, groups, an odd channel count per group (the
- * product's one-channel step), NHWC through the copies; against the reference on every ISA,
- * the same bits for 1, 2 and 3 threads and for weights at plan time or execute time. */
+/* winograd-rows (F(4,3) along rows) on the shapes that stress it: outputs 1, 5, 12, 25, 64,
+ * 63 and 130 columns wide (partial and whole tile vectors; two per block on AVX-512), kernels
+ * 1, 2, 3, 5 and 7 rows tall, one taller than the image with row dilation 2 (every output row
+ * sums a different range of kernel rows), output rows whose kernel rows all lie in the
+ * padding (the bias alone), row stride 2, padding wider than the kernel, groups, odd channel
+ * counts per group (the product's one-channel step), several blocks of rows with a partial
+ * last one, NHWC through the copies; against the reference on every ISA, the same bits for
+ * 1, 2 and 3 threads and for weights at plan time or execute time. */
 static void test_rows(void) {
     static const fconv_conv2d_desc shapes[] = {
         {.n = 2, .c = 3, .h = 9, .w = 1, .k = 5, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
@@ -421,6 +421,8 @@ static void test_rows(void) {
          .pad_bottom = 2, .pad_right = 1, .groups = 2, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU},
         {.n = 1, .c = 3, .h = 4, .w = 20, .k = 3, .r = 7, .s = 3, .dilation_h = 2, .pad_top = 6, .pad_left = 5,
          .pad_bottom = 4, .pad_right = 2, .has_bias = 1},
+        {.n = 3, .c = 6, .h = 21, .w = 12, .k = 9, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .groups = 3, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU},
         {.n = 1, .c = 5, .h = 17, .w = 130, .k = 9, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
          .pad_right = 1, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU, .layout = FCONV_LAYOUT_NHWC},
     };
