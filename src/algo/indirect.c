@@ -124,19 +124,20 @@ static struct indirect_layout indirect_layout(const fconv_plan *plan) {
 
 static size_t indirect_workspace(const fconv_plan *plan) { return indirect_layout(plan).total; }
 
-/* Measured on the 2-core Zen 5 VM (-O3, SSE2 auto-vectorized, thread CPU time):
- * about 0.1 ns per multiply-add computed (zero lanes of a partial k-block
- * included) by the 8x6 kernel and the contiguous 1x32 kernel, 0.8 ns by the
- * gathering 1x32 kernel (blocks that straddle an output row or touch padding;
+/* Measured on the 2-core Zen 5 VM (-O3, SSE2 auto-vectorized, thread CPU time; refitted
+ * 2026-11-28 on 2 threads: 64 -> 64 and 16 -> 32 1x1 layers 1.0 and 0.70 ms, 1 -> 64 on
+ * 224^2 1.04, 3 -> 64 1.71): about 0.16 ns per multiply-add computed (zero lanes of a
+ * partial k-block included) by the 8x6 kernel and the contiguous 1x32 kernel, 0.86 ns by
+ * the gathering 1x32 kernel (blocks that straddle an output row or touch padding;
  * estimated as MR/Q of them). */
 static double indirect_cost(const fconv_plan *plan) {
     struct indirect_geometry g;
     indirect_geometry(plan, &g);
-    double per_mac = 0.1e-9;
+    double per_mac = 0.16e-9;
     if (g.nr == 1) {
         int64_t sw = plan->kind == FCONV_KIND_CONV2D ? plan->conv2d.stride_w : 1;
         double gathered = sw == 1 && g.q > g.mr ? (double)g.mr / (double)g.q : 1.0;
-        per_mac = 0.1e-9 + 0.7e-9 * gathered;
+        per_mac = 0.16e-9 + 0.7e-9 * gathered;
     }
     double macs = (double)g.n * (double)g.groups * (double)g.kblocks * (double)g.nr *
                   (double)g.blocks * (double)g.mr * (double)g.cg * (double)(g.r * g.s);
@@ -144,7 +145,10 @@ static double indirect_cost(const fconv_plan *plan) {
         plan->kind == FCONV_KIND_CONV2D
             ? 0.0
             : 1e-9 * (double)fconv_filter_padded_bytes(plan) / 4.0 + 1e-9 * (double)plan->y_elems;
-    return per_mac * macs / (double)plan->threads + lowering + 2e-6;
+    /* each output's tile bookkeeping and store: ~0.6 ns, which the multiply-adds hid until a
+     * layer had few of them per output (1 -> 64 1x1 on 224^2 x 8 ran 9 ms, estimated 1.3 ms,
+     * and AUTO took it over direct's 1.5) */
+    return (per_mac * macs + 0.6e-9 * (double)plan->y_elems) / (double)plan->threads + lowering + 2e-6;
 }
 
 /* Pack w into [group][k-block][c][r][s][NR], zero for channels beyond K/G.
