@@ -463,8 +463,8 @@ static void tile_task(const struct tile_ctx *tc, const struct block_args *ba, in
                                  chunk > first ? sums : NULL, chunk < last ? sums : NULL);
 }
 
-/* `count` whole tiles of image `image` from tile `tile` on, in one call, where a tile reads
- * x in place over all its taps (no copy, no edges, one chunk). A call per tile spent ~40
+/* `count` whole tiles of image `image` from tile `tile` on, in one call, where each reads
+ * its input over all its taps with nothing left out (run_length). A call per tile spent ~40
  * cycles a tile in the driver: 1 thread, 1 x 64 x 56^2 -> 256 1x1 NHWC (64 taps a tile) ran
  * 5% slower than a bare loop of tile calls in the same process, and as fast with runs. */
 static void tiles_task(const struct tile_ctx *tc, const struct block_args *ba, int64_t image, int64_t tile,
@@ -484,6 +484,32 @@ struct share_ctx {
     float *sums;                /* chunked: per worker, px x block floats per tile of a run */
 };
 
+/* How many tiles from `tile` on (at most `limit`) read their input over all their taps with
+ * nothing left out, so one call can run them (tiles_task): with neither a copy nor edges,
+ * every whole tile of the image; in a padded layer, the tiles whose output rows read no
+ * padding row (tile_task would cut no kernel row), edged ones also neither a row's first
+ * tile nor its last where their windows reach the padding's columns. One chunk of taps only.
+ * 0: `tile` takes tile_task. */
+static int64_t run_length(const struct ig_geometry *g, const fconv_conv2d_desc *d, int64_t tile, int64_t limit) {
+    const int64_t whole = g->p * g->q / g->px, room = whole - tile < limit ? whole - tile : limit;
+    if (g->chunk < g->taps || room <= 0) return 0;
+    if (!g->copy && !g->edged) return room;
+    /* output rows [lo, hi] read rows inside the image for every kernel row */
+    int64_t lo = 0, hi = g->p - 1;
+    while (lo <= hi && lo * d->stride_h - d->pad_top < 0) lo++;
+    while (hi >= lo && hi * d->stride_h - d->pad_top + (d->r - 1) * d->dilation_h >= g->h) hi--;
+    const int64_t pix0 = tile * g->px;
+    if (hi < lo || pix0 < lo * g->q) return 0;
+    int64_t end = (hi + 1) * g->q / g->px; /* tiles wholly inside those rows */
+    if (g->edged) { /* a tile lies within one row (q is a multiple of px) */
+        const int64_t per_row = g->q / g->px, col = tile % per_row;
+        if (col == 0 && g->edge_first) return 0;
+        const int64_t row_end = tile - col + per_row - (g->edge_last ? 1 : 0);
+        end = row_end < end ? row_end : end;
+    }
+    return end - tile < room ? end - tile : room;
+}
+
 /* Pairs [begin, end) of a pass's (tile, block) pairs, ordered run by run (run c holds m
  * tiles: run, or fewer in the last), block by block within a run, tile by tile within a
  * block: each thread's share is consecutive runs, a share of the pixels, as the row-split
@@ -494,10 +520,6 @@ static void pairs_task(const void *vctx, size_t begin, size_t end, size_t worker
     const int64_t per_run = sc->run * sc->blocks, hi = (int64_t)end;
     const int64_t chunks = (g->taps + g->chunk - 1) / g->chunk;
     float *sums = sc->sums ? sc->sums + (int64_t)worker * sc->run * g->px * g->block : NULL;
-    /* Tiles that read x in place over all their taps run whole, up to an image's last whole
-     * tile, as one call. */
-    const int plain = !g->copy && !g->edged && g->chunk == g->taps;
-    const int64_t whole = g->p * g->q / g->px;
     for (int64_t f = (int64_t)begin; f < hi;) {
         const int64_t c = f / per_run, local = f % per_run;
         const int64_t m = sc->tiles - c * sc->run < sc->run ? sc->tiles - c * sc->run : sc->run;
@@ -507,7 +529,7 @@ static void pairs_task(const void *vctx, size_t begin, size_t end, size_t worker
             /* the range's tiles, image by image, without a division per tile */
             int64_t image = (c * sc->run + j0) / g->tiles, tile = (c * sc->run + j0) % g->tiles;
             for (int64_t j = j0; j < j1;) {
-                int64_t count = !plain ? 0 : j1 - j < whole - tile ? j1 - j : whole - tile;
+                int64_t count = run_length(g, sc->tc->d, tile, j1 - j);
                 if (count > 0) {
                     tiles_task(sc->tc, &ba, image, tile, count);
                 } else {
