@@ -73,7 +73,8 @@ static fconv_status rows_supports(const fconv_plan *plan, char *why, size_t why_
         return FCONV_EUNSUPPORTED;
     }
     const struct rows_geometry g = geometry(plan);
-    if (g.strip_floats > ROWS_STRIP_FLOATS) {
+    /* in floating point: absurd sizes (a kernel millions of rows tall) must not wrap around */
+    if ((double)g.cg * (double)g.span * 6.0 * (double)g.padded > (double)ROWS_STRIP_FLOATS) {
         snprintf(why, why_len,
                  "winograd-rows: a task's transformed rows (%lld channels x %lld rows x 6 x %lld tiles) "
                  "outgrow its %zu KiB strip",
