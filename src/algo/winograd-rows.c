@@ -41,21 +41,21 @@
 static _Thread_local _Alignas(64) float rows_strip[ROWS_STRIP_FLOATS];
 
 struct rows_geometry {
-    int64_t cg, kg, tiles, padded; /* tiles: ceil(Q / 4); padded: rounded up to a vector */
+    int64_t cg, kg, tiles, padded; /* tiles: ceil(Q / 4); padded: rounded up to 16 */
     int64_t span;                  /* input rows a task's block of output rows reads, per channel */
     size_t strip_floats;           /* what one task's transformed rows take */
 };
 
 static struct rows_geometry geometry(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
-    const int64_t lanes = (int64_t)plan->kernels->lanes, p_rows = plan->out_h < ROWS_P_BLOCK ? plan->out_h : ROWS_P_BLOCK;
+    const int64_t p_rows = plan->out_h < ROWS_P_BLOCK ? plan->out_h : ROWS_P_BLOCK;
     struct rows_geometry g;
     g.cg = d->c / d->groups;
     g.kg = d->k / d->groups;
     g.tiles = (plan->out_w + 3) / 4;
-    /* a whole number of 64-byte lines per row whatever the ISA, so every row stays aligned */
+    /* a whole number of 64-byte lines per row, and so of vectors whatever the ISA: every row
+     * stays aligned */
     g.padded = (g.tiles + 15) / 16 * 16;
-    if (g.padded % lanes) g.padded += lanes - g.padded % lanes;
     g.span = (p_rows - 1) * d->stride_h + (d->r - 1) * d->dilation_h + 1;
     g.strip_floats = (size_t)g.cg * (size_t)g.span * 6 * (size_t)g.padded;
     return g;
@@ -129,7 +129,7 @@ struct rows_ctx {
     struct rows_geometry g;
     const float *x, *gw, *bias;
     float *y;
-    int64_t k_blocks, p_blocks;
+    int64_t k_blocks;
     int stream;
 };
 
@@ -191,14 +191,13 @@ static void rows_execute(const fconv_plan *plan, const float *x, const float *w,
     }
     struct rows_ctx ctx = {
         .plan = plan, .g = geometry(plan), .x = x, .gw = gw, .bias = d->has_bias ? bias : NULL, .y = y,
-        .p_blocks = (plan->out_h + ROWS_P_BLOCK - 1) / ROWS_P_BLOCK,
         /* rows a whole number of vectors long (y itself aligned, as fastconv.h asks for speed) */
         .stream = (double)plan->y_elems * sizeof(float) >= FCONV_STREAM_OUTPUT_BYTES &&
                   plan->out_w % 16 == 0 && (uintptr_t)y % 64 == 0,
     };
     ctx.k_blocks = (ctx.g.kg + ROWS_K_BLOCK - 1) / ROWS_K_BLOCK;
-    fconv_parallel_2d_steal(plan->threads, (size_t)(d->n * d->groups * ctx.k_blocks), (size_t)ctx.p_blocks,
-                            rows_task, &ctx);
+    fconv_parallel_2d_steal(plan->threads, (size_t)(d->n * d->groups * ctx.k_blocks),
+                            (size_t)((plan->out_h + ROWS_P_BLOCK - 1) / ROWS_P_BLOCK), rows_task, &ctx);
 }
 
 /*

@@ -129,12 +129,6 @@ static inline void vf_interleave4_regs(const vf in[4], vf out[4]) {
     out[2] = _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(1, 0, 1, 0));
     out[3] = _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(3, 2, 3, 2));
 }
-/* The inverse of vf_deinterleave4: p[4t + j] = in[j][t] for 4*VF_LANES floats. */
-static inline void vf_interleave4(const vf in[4], float *p) {
-    vf out[4];
-    vf_interleave4_regs(in, out);
-    for (int v = 0; v < 4; v++) _mm256_storeu_ps(p + 8 * v, out[v]);
-}
 
 /* Every sixth of the 6*VF_LANES floats in in[0..5], from float e (0 <= e < 6): o[t] = float
  * 6t + e, the columns of a stride-2 phase that Winograd F(3x3, 4x4) tiles 3 apart read. Through

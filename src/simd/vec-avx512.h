@@ -96,12 +96,6 @@ static inline void vf_interleave4_regs(const vf in[4], vf out[4]) {
         out[2 * half + 1] = _mm512_permutex2var_ps(p01, quad_hi, p23);
     }
 }
-/* The inverse of vf_deinterleave4: p[4t + j] = in[j][t] for 4*VF_LANES floats. */
-static inline void vf_interleave4(const vf in[4], float *p) {
-    vf out[4];
-    vf_interleave4_regs(in, out);
-    for (int v = 0; v < 4; v++) _mm512_storeu_ps(p + 16 * v, out[v]);
-}
 
 /* Every sixth of the 6*VF_LANES floats in in[0..5], from float e (0 <= e < 6): o[t] = float
  * 6t + e (see vec-avx2.h). Lane t's float lies in pair (6t + e) / 32 at (6t + e) % 32: one

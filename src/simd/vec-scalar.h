@@ -72,10 +72,6 @@ static inline vf vf_shift_in(vf v, float next) {
 static inline void vf_interleave4_regs(const vf in[4], vf out[4]) {
     for (int j = 0; j < 4; j++) out[j] = in[j];
 }
-/* The inverse of vf_deinterleave4: p[4t + j] = in[j][t] for 4*VF_LANES floats. */
-static inline void vf_interleave4(const vf in[4], float *p) {
-    for (int j = 0; j < 4; j++) p[j] = in[j];
-}
 
 /* Every sixth of the 6*VF_LANES floats in in[0..5], from float e (see vec-avx2.h): in[e]. */
 static inline vf vf_every6(const vf in[6], int e) { return in[e]; }

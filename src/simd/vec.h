@@ -54,6 +54,14 @@ static inline size_t vf_head_to_alignment(const float *y, size_t n) {
     return head < n ? head : n;
 }
 
+/* The inverse of vf_deinterleave4: p[4t + j] = in[j][t] for 4*VF_LANES floats, through each
+ * ISA's vf_interleave4_regs. */
+static inline void vf_interleave4(const vf in[4], float *p) {
+    vf out[4];
+    vf_interleave4_regs(in, out);
+    for (int v = 0; v < 4; v++) vf_storeu(p + (size_t)v * VF_LANES, out[v]);
+}
+
 #define FCONV_VEC_PASTE_(a, b) a##b
 #define FCONV_VEC_PASTE(a, b) FCONV_VEC_PASTE_(a, b)
 /* fconv_filter_rows -> fconv_filter_rows__avx2 in the AVX2 compilation. */
