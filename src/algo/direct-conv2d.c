@@ -42,6 +42,7 @@ struct conv2d_ctx {
     int64_t k_block;  /* output channels per task */
     int64_t k_blocks; /* per group */
     int whole_rows;   /* every output row as one call per four channels (fconv_direct_conv2d_whole_rows) */
+    int strided;      /* stride > 1 along the rows, from phase-split strips (strided_row_block) */
     /* FCONV_ROWS_STREAM for whole rows where the output is far larger than the caches, or 0.
      * Each row is written once, bias and ReLU included, so its lines need not be read in
      * first: 2 threads, Zen 5, 4 alternated rounds, 8 x 3 -> 64 on 224^2 4.8-5.1 -> 4.3-4.4 ms. */
@@ -305,6 +306,133 @@ static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, 
     if (ctx->stream) fconv_stream_fence();
 }
 
+/*
+ * Strided rows (stride st > 1 along the row) through the same SIMD kernel: output column q of
+ * tap s reads padded column q*st + s*dilation, which is column q + (s*dilation)/st of the
+ * padded row's phase (s*dilation) % st, the row's every st-th column. Taps s0, s0 + period,
+ * s0 + 2*period, ... (period = st / gcd(st, dilation)) share that phase and read consecutive
+ * phase columns dilation / gcd apart: one kernel row of taps tap_step = period apart. A
+ * task's input rows are split into their phases once, zero-padded, in the thread's strip (a
+ * chunk of input channels at a time where they do not all fit), and every output row then
+ * sums its (c, r) rows residue by residue. The scalar loop this replaces read one strided
+ * column per tap (3 -> 64 7x7/2 on 224^2: 14 ms).
+ */
+struct strided_geometry {
+    int64_t period, dist, width; /* tap residues; phase columns between a residue's taps; floats per phase row */
+};
+
+static struct strided_geometry strided_geometry(const fconv_plan *plan) {
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    int64_t a = d->stride_w, b = d->dilation_w;
+    while (b) {
+        const int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return (struct strided_geometry){d->stride_w / a, d->dilation_w / a,
+                                     plan->out_w + (d->s - 1) * d->dilation_w / d->stride_w + 1};
+}
+
+/* Input channels whose phase-split rows for out_rows output rows fit the thread's strip (0:
+ * not even one). */
+static int64_t strided_channels(const fconv_plan *plan, int64_t out_rows) {
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    const double per_channel = (double)whole_rows_span(d, out_rows) * (double)d->stride_w *
+                               (double)strided_geometry(plan).width;
+    const double fit = (double)WHOLE_STRIP_FLOATS / per_channel;
+    return fit < 1.0 ? 0 : fit > (double)(d->c / d->groups) ? d->c / d->groups : (int64_t)fit;
+}
+
+/* dst[ph * width + j] = input column j*st + ph - pad_left of xrow (w floats), 0 outside it,
+ * for each phase ph < st. */
+static void copy_phase_rows(const struct conv2d_ctx *ctx, float *dst, int64_t width, const float *xrow) {
+    const fconv_conv2d_desc *d = &ctx->plan->conv2d;
+    const int64_t st = d->stride_w;
+    for (int64_t ph = 0; ph < st; ph++) {
+        float *row = dst + ph * width;
+        const int64_t first = ph - d->pad_left; /* input column of row[0] */
+        /* row[j] lies inside for lo <= j < hi */
+        const int64_t lo = fconv_direct_min(fconv_direct_max(fconv_direct_ceil_div(-first, st), 0), width);
+        const int64_t hi = fconv_direct_min(fconv_direct_max(fconv_direct_ceil_div(d->w - first, st), lo), width);
+        fconv_zero_floats(row, lo);
+        if (st == 2 && hi > lo) ctx->plan->kernels->im2col_copy_stride2(row + lo, xrow + first + 2 * lo, (size_t)(hi - lo));
+        else
+            for (int64_t j = lo; j < hi; j++) row[j] = xrow[first + j * st];
+        fconv_zero_floats(row + hi, width - hi);
+    }
+}
+
+/* y (+)= nrows phase rows xs (of the (c, r) in cs, rs), residue s0's taps, for output row p of
+ * channels [k0, k1); *written: whether y holds this row's partial sums already. */
+static void strided_call(const struct conv2d_ctx *ctx, float *yn, int64_t p, int64_t k0, int64_t k1,
+                         const float *const *xs, const int64_t *cs, const int64_t *rs, size_t nrows, int64_t s0,
+                         int *written) {
+    const fconv_conv2d_desc *d = &ctx->plan->conv2d;
+    const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
+    const struct strided_geometry geo = strided_geometry(ctx->plan);
+    const size_t taps = (size_t)((d->s - s0 + geo.period - 1) / geo.period);
+    for (int64_t k = k0; k < k1; k += 4) {
+        const size_t nk = (size_t)fconv_direct_min(4, k1 - k);
+        float *ys[4];
+        const float *ts[ROWS_PER_CALL];
+        for (size_t t = 0; t < nk; t++) ys[t] = yn + ((k + (int64_t)t) * P + p) * Q;
+        for (size_t e = 0; e < nrows; e++) ts[e] = ctx->w + ((k * cg + cs[e]) * d->r + rs[e]) * d->s + s0;
+        ctx->plan->kernels->direct_rows(ys, nk, (size_t)Q, xs, ts, geo.period, cg * d->r * d->s, nrows, taps,
+                                        (size_t)geo.dist, NULL, *written ? FCONV_ROWS_ACCUMULATE : 0);
+    }
+    *written = 1;
+}
+
+/* Output rows [p0, p1) of channels [k0, k1), every column, bias and ReLU included: each
+ * output sums its taps residue by residue, input channel by channel, kernel row by row. */
+static void strided_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p0, int64_t p1,
+                              int64_t k0, int64_t k1) {
+    const fconv_conv2d_desc *d = &ctx->plan->conv2d;
+    const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups, st = d->stride_w;
+    const struct strided_geometry geo = strided_geometry(ctx->plan);
+    const int64_t span = whole_rows_span(d, p1 - p0), top = p0 * d->stride_h - d->pad_top;
+    const int64_t chunk = strided_channels(ctx->plan, p1 - p0), row_floats = st * geo.width;
+    const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
+    float *yn = ctx->y + n * d->k * P * Q;
+    int written[DIRECT_P_BLOCK] = {0}; /* does output row p0 + i hold partial sums yet? */
+    strip_ring.execute = 0;            /* the strip no longer holds a ring */
+    for (int64_t c0 = 0; c0 < cg; c0 += chunk) {
+        const int64_t c1 = fconv_direct_min(c0 + chunk, cg);
+        for (int64_t c = c0; c < c1; c++)
+            for (int64_t i = 0; i < span; i++)
+                if (top + i >= 0 && top + i < d->h)
+                    copy_phase_rows(ctx, whole_strip + ((c - c0) * span + i) * row_floats, geo.width,
+                                    xg + (c * d->h + top + i) * d->w);
+        for (int64_t p = p0; p < p1; p++)
+            for (int64_t s0 = 0; s0 < geo.period && s0 < d->s; s0++) {
+                const int64_t offset = s0 * d->dilation_w; /* residue s0's first tap, in padded columns */
+                const float *xs[ROWS_PER_CALL];
+                int64_t cs[ROWS_PER_CALL], rs[ROWS_PER_CALL];
+                size_t nrows = 0;
+                for (int64_t c = c0; c < c1; c++)
+                    for (int64_t r = 0; r < d->r; r++) {
+                        const int64_t i = (p - p0) * d->stride_h + r * d->dilation_h;
+                        if (top + i < 0 || top + i >= d->h) continue; /* a padding row: contributes zero */
+                        xs[nrows] = whole_strip + ((c - c0) * span + i) * row_floats + (offset % st) * geo.width +
+                                    offset / st;
+                        cs[nrows] = c;
+                        rs[nrows] = r;
+                        if (++nrows == ROWS_PER_CALL) {
+                            strided_call(ctx, yn, p, k0, k1, xs, cs, rs, nrows, s0, &written[p - p0]);
+                            nrows = 0;
+                        }
+                    }
+                if (nrows) strided_call(ctx, yn, p, k0, k1, xs, cs, rs, nrows, s0, &written[p - p0]);
+            }
+    }
+    for (int64_t p = p0; p < p1; p++) {
+        if (!written[p - p0]) /* every kernel row in the padding */
+            for (int64_t k = k0; k < k1; k++) fconv_zero_floats(yn + (k * P + p) * Q, Q);
+        fconv_bias_relu_rows(yn + (k0 * P + p) * Q, (size_t)(P * Q), (size_t)(k1 - k0), Q,
+                             ctx->bias ? ctx->bias + k0 : NULL, d->activation == FCONV_ACTIVATION_RELU);
+    }
+}
+
 /* i = (n * groups + g) * k_blocks + kb; j = the row block. */
 static void conv2d_task(const void *vctx, size_t i, size_t j) {
     const struct conv2d_ctx *ctx = vctx;
@@ -319,6 +447,10 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * P * Q;
     const int rows_kernel = few_channel_rows(ctx, p0, p1);
+    if (ctx->strided) {
+        strided_row_block(ctx, n, g, p0, p1, k0, k1);
+        return;
+    }
     if (ctx->whole_rows) whole_row_block(ctx, n, g, p0, p1, k0, k1);
     /* A few-channel block whose input rows fit the thread's strip runs every column from it,
      * as whole_row_block does: its edge columns had been one-vector blocks with strips of
@@ -406,17 +538,22 @@ int fconv_direct_conv2d_whole_rows(const fconv_plan *plan) {
            strip_fits(plan, whole_rows_span(d, fconv_direct_min(DIRECT_P_BLOCK, plan->out_h)));
 }
 
+int fconv_direct_conv2d_strided_rows(const fconv_plan *plan) {
+    return plan->conv2d.stride_w > 1 && strided_channels(plan, fconv_direct_min(DIRECT_P_BLOCK, plan->out_h)) > 0;
+}
+
 void fconv_direct_conv2d(const fconv_plan *plan, const float *x, const float *w, const float *bias,
                          float *y) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     int64_t kg = d->k / d->groups;
-    const int whole = fconv_direct_conv2d_whole_rows(plan);
-    const int64_t k_block = whole ? DIRECT_K_BLOCK_WHOLE_ROWS : DIRECT_K_BLOCK;
+    const int whole = fconv_direct_conv2d_whole_rows(plan), strided = fconv_direct_conv2d_strided_rows(plan);
+    const int64_t k_block = whole || strided ? DIRECT_K_BLOCK_WHOLE_ROWS : DIRECT_K_BLOCK;
     struct conv2d_ctx ctx = {
         .plan = plan, .x = x, .w = w, .bias = d->has_bias ? bias : NULL, .y = y,
         .k_block = k_block,
         .k_blocks = (kg + k_block - 1) / k_block,
         .whole_rows = whole,
+        .strided = strided,
         .stream = whole && (double)plan->y_elems * sizeof(float) >= FCONV_STREAM_OUTPUT_BYTES ? FCONV_ROWS_STREAM : 0,
         .p_blocks = (plan->out_h + DIRECT_P_BLOCK - 1) / DIRECT_P_BLOCK,
         .axis = {.taps = d->s, .stride = d->stride_w, .pad = d->pad_left,

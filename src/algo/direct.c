@@ -33,7 +33,20 @@ static double direct_cost(const fconv_plan *plan) {
         const fconv_conv2d_desc *d = &plan->conv2d;
         int64_t kg = d->k / d->groups;
         double channels_per_setup = 1.0; /* output channels sharing one row set-up */
-        if (d->stride_w != 1)
+        if (d->stride_w != 1 && fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && fconv_direct_conv2d_strided_rows(plan)) {
+            /* Phase-split strips through the SIMD kernel (direct-conv2d.c), four output channels
+             * a call: the rate grows with the row's columns and with the taps of each residue;
+             * where all (c, r) rows of a residue fit one call the output is read back once per
+             * residue only. Measured per thread (2 threads, Zen 5, AVX-512): 3 -> 64 7x7/2 on
+             * 224^2 (112 columns, 21 rows a call) 70 G/s; 64 -> 128 and 128 -> 128 3x3/2 on
+             * 56^2 (28 columns) 15-16.5; 256 -> 512 1x1/2 on 28^2 (14 columns, one tap) 6. */
+            const double cols = (double)plan->out_w, taps = (double)((d->s + d->stride_w - 1) / d->stride_w);
+            rate = ((d->c / d->groups) * d->r <= 64 ? 80e9 : 25e9) * cols / (cols + 16.0) * (taps >= 2.0 ? 1.0 : 0.5);
+            if (fconv_plan_isa(plan) < FCONV_ISA_AVX512) rate *= 0.6;
+            /* one call per four channels, residue and 64 (c, r) rows */
+            const int64_t rows_cr = (d->c / d->groups) * d->r;
+            channels_per_setup = 4.0 * (double)rows_cr / (double)(((rows_cr + 63) / 64) * d->stride_w);
+        } else if (d->stride_w != 1)
             rate = 3e9; /* strided loads, one tap per pass */
         else if (d->s == 1)
             rate = kg >= 4 ? 6e9 : 3e9;

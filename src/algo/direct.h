@@ -21,6 +21,9 @@ void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w,
 /* Whether fconv_direct_conv2d runs every output row of this layer whole, from a task's strip
  * of zero-padded input rows (few input channels; direct-conv2d.c), for the cost model. */
 int fconv_direct_conv2d_whole_rows(const fconv_plan *plan);
+/* Whether fconv_direct_conv2d runs this layer's strided rows (stride > 1 along them) through the
+ * SIMD kernel from phase-split strips, for the cost model. */
+int fconv_direct_conv2d_strided_rows(const fconv_plan *plan);
 
 /* One axis of a row correlation: output column q reads input column
  * q*stride - pad + s*dilation for tap s in [0, taps). */

@@ -2,7 +2,7 @@
  * test_algo_direct.c — the direct algorithm on the shapes the generic random test rarely
  * reaches: rows wider than one task's chunk (4096 outputs) with every border, long 1D
  * signals, kernels wider than the image, output-channel counts around the 4-channel
- * blocking, dilation with stride, the few-channel path's bits, and that it never asks for a
+ * blocking, dilation with stride, strided rows, the few-channel path's bits, and that it never asks for a
  * workspace.
  */
 #include <stdint.h>
@@ -170,6 +170,44 @@ static void test_whole_rows(void) {
                                     .pad_left = 1, .pad_bottom = 1, .pad_right = 1});
 }
 
+/* Strided rows (direct-conv2d.c's strided_row_block: phase-split strips through the SIMD
+ * kernel): a 7x7/2 stem with bias and ReLU over more output channels than one 64-channel
+ * block; stride coprime to the dilation (3 and 2: one residue per tap column) and sharing a
+ * factor with it (2 and 2: every tap in one phase; 4 and 6: two residues, taps 2 phase
+ * columns apart); more (c, r) rows than one kernel call takes; more input channels than the
+ * strip holds at once (40 channels of 400-wide rows: two chunks); output rows whose kernel
+ * rows all lie in the padding; 1x1 at stride 2; groups; a kernel wider than the padded row
+ * reaches with one stride; and rows too wide for even one channel's phases (the scalar
+ * loop). */
+static void test_strided_rows(void) {
+    conv2d_case((fconv_conv2d_desc){.n = 2, .c = 3, .h = 29, .w = 31, .k = 70, .r = 7, .s = 7, .stride_h = 2,
+                                    .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3,
+                                    .has_bias = 1, .activation = FCONV_ACTIVATION_RELU});
+    conv2d_case((fconv_conv2d_desc){.c = 5, .h = 13, .w = 40, .k = 6, .r = 3, .s = 5, .stride_w = 3,
+                                    .dilation_w = 2, .pad_left = 4, .pad_right = 1});
+    conv2d_case((fconv_conv2d_desc){.c = 4, .h = 9, .w = 33, .k = 5, .r = 2, .s = 4, .stride_h = 3, .stride_w = 2,
+                                    .dilation_w = 2, .pad_top = 2, .pad_left = 5, .pad_bottom = 1, .pad_right = 2,
+                                    .has_bias = 1});
+    conv2d_case((fconv_conv2d_desc){.c = 3, .h = 10, .w = 57, .k = 9, .r = 3, .s = 5, .stride_w = 4,
+                                    .dilation_w = 6, .pad_left = 7, .pad_right = 7});
+    conv2d_case((fconv_conv2d_desc){.c = 30, .h = 12, .w = 21, .k = 12, .r = 3, .s = 3, .stride_h = 2,
+                                    .stride_w = 2, .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
+                                    .activation = FCONV_ACTIVATION_RELU});
+    conv2d_case((fconv_conv2d_desc){.c = 40, .h = 9, .w = 400, .k = 4, .r = 3, .s = 3, .stride_w = 2,
+                                    .pad_left = 1, .pad_right = 1});
+    conv2d_case((fconv_conv2d_desc){.c = 2, .h = 4, .w = 16, .k = 4, .r = 3, .s = 3, .stride_h = 2,
+                                    .stride_w = 2, .pad_top = 6, .pad_left = 1, .pad_bottom = 6, .pad_right = 1,
+                                    .has_bias = 1});
+    conv2d_case((fconv_conv2d_desc){.c = 16, .h = 14, .w = 14, .k = 8, .r = 1, .s = 1, .stride_h = 2,
+                                    .stride_w = 2});
+    conv2d_case((fconv_conv2d_desc){.c = 8, .h = 11, .w = 12, .k = 8, .r = 3, .s = 3, .stride_w = 2,
+                                    .pad_left = 1, .pad_right = 1, .groups = 4, .has_bias = 1});
+    conv2d_case((fconv_conv2d_desc){.c = 2, .h = 3, .w = 3, .k = 4, .r = 2, .s = 9, .stride_w = 5,
+                                    .pad_left = 4, .pad_right = 4});
+    conv2d_case((fconv_conv2d_desc){.c = 1, .h = 3, .w = 40000, .k = 4, .r = 3, .s = 3, .stride_w = 2,
+                                    .pad_left = 1, .pad_right = 1});
+}
+
 /* Few output channels per group (direct-conv2d.c's filter_row_block: filter2d's kernel,
  * channel by channel) against the four-channel row kernel: output channel 0 of a layer with
  * four output channels per group, the first having the few-channel layer's weights, must
@@ -255,6 +293,7 @@ int main(void) {
     TEST(test_conv1d);
     TEST(test_conv2d_blocking);
     TEST(test_whole_rows);
+    TEST(test_strided_rows);
     TEST(test_few_channels_x_changed);
     TEST(test_few_channels);
     return test_finish();
