@@ -213,7 +213,16 @@ static double rows_cost(const fconv_plan *plan) {
     const struct rows_geometry g = geometry(plan);
     const double pairs = (double)g.cg * (double)d->r, outputs = (double)d->n * (double)d->k * (double)plan->out_h;
     const double macs = outputs * pairs * 6.0 * (double)g.padded;
-    const double rate = fconv_plan_isa(plan) >= FCONV_ISA_AVX512 ? 65e9 : fconv_plan_isa(plan) >= FCONV_ISA_AVX2 ? 30e9 : 3e9;
+    /* The product loads one transformed vector per two multiply-adds, every pair's rows once
+     * per two output channels: from L1 where one output row's pairs fit it (a first layer's
+     * 14 KiB), from L2 past it, where the measured rate falls by a third (2 threads, Zen 5: 3
+     * -> 64 on 224^2 ~53 G/s per thread; 64 -> 64 on 56^2, 72 KiB, ~42, and implicit-gemm
+     * runs that layer in 0.57 ms against 0.79: at 65 G/s AUTO had taken winograd-rows there
+     * under a no-workspace budget). */
+    const int in_l1 = pairs * 6.0 * (double)g.padded * sizeof(float) <= 32.0 * 1024;
+    const double rate = fconv_plan_isa(plan) >= FCONV_ISA_AVX512 ? (in_l1 ? 65e9 : 28e9)
+                        : fconv_plan_isa(plan) >= FCONV_ISA_AVX2 ? (in_l1 ? 30e9 : 13e9)
+                                                                 : 3e9;
     const double tasks = (double)d->n * (double)d->groups * (double)((g.kg + ROWS_K_BLOCK - 1) / ROWS_K_BLOCK) *
                          (double)((plan->out_h + ROWS_P_BLOCK - 1) / ROWS_P_BLOCK);
     const double transformed = tasks * (double)g.strip_floats, stored = outputs * (double)plan->out_w;
