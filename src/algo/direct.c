@@ -33,7 +33,16 @@ static double direct_cost(const fconv_plan *plan) {
         const fconv_conv2d_desc *d = &plan->conv2d;
         int64_t kg = d->k / d->groups;
         double channels_per_setup = 1.0; /* output channels sharing one row set-up */
-        if (d->stride_w != 1 && fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && fconv_direct_conv2d_strided_rows(plan)) {
+        const int pointwise = fconv_direct_conv2d_pointwise(plan);
+        if (pointwise && fconv_plan_isa(plan) >= FCONV_ISA_AVX2) {
+            /* Each plane one row, in chunks of 192 columns (direct-conv2d.c): measured per thread
+             * (2 threads, Zen 5, AVX-512) 61-67 G/s on 56^2 planes, 45-56 on 28^2 and 14^2, 23 on
+             * 7^2 (49 columns: four vectors, one of a single lane). Read here at the scale the
+             * GEMM family's estimates read their measured times (1.5-1.9x on this VM: im2col and
+             * implicit-gemm run these layers in about half direct's time, and must stay ahead). */
+            const double cols = (double)(d->h * d->w);
+            rate = (fconv_plan_isa(plan) >= FCONV_ISA_AVX512 ? 36e9 : 20e9) * cols / (cols + 48.0);
+        } else if (d->stride_w != 1 && fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && fconv_direct_conv2d_strided_rows(plan)) {
             /* Phase-split strips through the SIMD kernel (direct-conv2d.c), four output channels
              * a call: the rate grows with the row's columns and with the taps of each residue;
              * where all (c, r) rows of a residue fit one call the output is read back once per
@@ -76,6 +85,9 @@ static double direct_cost(const fconv_plan *plan) {
         }
         rows = (double)d->n * (double)d->k * (double)plan->out_h * (double)(d->c / d->groups) *
                (double)d->r / channels_per_setup;
+        if (pointwise) /* one call per four channels, chunk and 64 input channels */
+            rows = (double)d->n * (double)((d->k + 3) / 4) * (double)((d->h * d->w + 191) / 192) *
+                   (double)((d->c / d->groups + 63) / 64);
         tasks = (double)d->n * (double)d->groups * (double)((kg + 7) / 8) *
                 (double)((plan->out_h + 3) / 4);
     } else {

@@ -24,6 +24,9 @@ int fconv_direct_conv2d_whole_rows(const fconv_plan *plan);
 /* Whether fconv_direct_conv2d runs this layer's strided rows (stride > 1 along them) through the
  * SIMD kernel from phase-split strips, for the cost model. */
 int fconv_direct_conv2d_strided_rows(const fconv_plan *plan);
+/* Whether fconv_direct_conv2d runs this layer as pointwise (1x1, stride 1, no padding: each
+ * plane one long row), for the cost model. */
+int fconv_direct_conv2d_pointwise(const fconv_plan *plan);
 
 /* One axis of a row correlation: output column q reads input column
  * q*stride - pad + s*dilation for tap s in [0, taps). */

@@ -2,7 +2,7 @@
  * test_algo_direct.c — the direct algorithm on the shapes the generic random test rarely
  * reaches: rows wider than one task's chunk (4096 outputs) with every border, long 1D
  * signals, kernels wider than the image, output-channel counts around the 4-channel
- * blocking, dilation with stride, strided rows, the few-channel path's bits, and that it never asks for a
+ * blocking, dilation with stride, strided rows, pointwise layers, the few-channel path's bits, and that it never asks for a
  * workspace.
  */
 #include <stdint.h>
@@ -208,6 +208,22 @@ static void test_strided_rows(void) {
                                     .pad_left = 1, .pad_right = 1});
 }
 
+/* Pointwise layers (direct-conv2d.c's pointwise_task: 1x1, stride 1, no padding, each plane one
+ * row in chunks of 192 columns): more input channels than one call (accumulated, bias and ReLU
+ * on the last) and output channels around the 4-channel passes; a plane of a chunk and a
+ * remainder; groups with batch; and an output past the last-level cache with one call per
+ * chunk (streamed). A 1x1 layer with padding or a stride stays on the row paths. */
+static void test_pointwise(void) {
+    conv2d_case((fconv_conv2d_desc){.n = 2, .c = 150, .h = 13, .w = 17, .k = 7, .r = 1, .s = 1, .has_bias = 1,
+                                    .activation = FCONV_ACTIVATION_RELU});
+    conv2d_case((fconv_conv2d_desc){.c = 64, .h = 7, .w = 7, .k = 70, .r = 1, .s = 1, .has_bias = 1});
+    conv2d_case((fconv_conv2d_desc){.n = 3, .c = 6, .h = 1, .w = 1, .k = 9, .r = 1, .s = 1, .groups = 3,
+                                    .activation = FCONV_ACTIVATION_RELU});
+    conv2d_case((fconv_conv2d_desc){.c = 2, .h = 363, .w = 362, .k = 64, .r = 1, .s = 1, .has_bias = 1});
+    conv2d_case((fconv_conv2d_desc){.c = 5, .h = 9, .w = 11, .k = 6, .r = 1, .s = 1, .pad_top = 1, .pad_left = 2,
+                                    .pad_bottom = 1, .pad_right = 0});
+}
+
 /* Few output channels per group (direct-conv2d.c's filter_row_block: filter2d's kernel,
  * channel by channel) against the four-channel row kernel: output channel 0 of a layer with
  * four output channels per group, the first having the few-channel layer's weights, must
@@ -294,6 +310,7 @@ int main(void) {
     TEST(test_conv2d_blocking);
     TEST(test_whole_rows);
     TEST(test_strided_rows);
+    TEST(test_pointwise);
     TEST(test_few_channels_x_changed);
     TEST(test_few_channels);
     return test_finish();
