@@ -34,7 +34,15 @@ static double direct_cost(const fconv_plan *plan) {
         int64_t kg = d->k / d->groups;
         double channels_per_setup = 1.0; /* output channels sharing one row set-up */
         const int pointwise = fconv_direct_conv2d_pointwise(plan);
-        if (pointwise && fconv_plan_isa(plan) >= FCONV_ISA_AVX2) {
+        const int64_t flat = fconv_direct_conv2d_flat_rows(plan);
+        if (flat && fconv_plan_isa(plan) >= FCONV_ISA_AVX2) {
+            /* A task's short rows as one long row of L columns (direct-conv2d.c): measured per
+             * thread (2 threads, Zen 5, AVX-512) 60-67 G/s on 56^2 and 28^2 maps, 43-51 on
+             * 14^2, 31 on 7^2 (63 columns); at the GEMM family's scale, as pointwise below
+             * (implicit-gemm ran 64 -> 64 on 56^2 1.7x faster, Winograd 4x). */
+            const double cols = (double)((flat - 1) * (plan->out_w + (d->s - 1) * d->dilation_w) + plan->out_w);
+            rate = (fconv_plan_isa(plan) >= FCONV_ISA_AVX512 ? 36e9 : 20e9) * cols / (cols + 64.0);
+        } else if (pointwise && fconv_plan_isa(plan) >= FCONV_ISA_AVX2) {
             /* Each plane one row, in chunks of 192 columns (direct-conv2d.c): measured per thread
              * (2 threads, Zen 5, AVX-512) 61-67 G/s on 56^2 planes, 45-56 on 28^2 and 14^2, 23 on
              * 7^2 (49 columns: four vectors, one of a single lane). Read here at the scale the
@@ -85,6 +93,9 @@ static double direct_cost(const fconv_plan *plan) {
         }
         rows = (double)d->n * (double)d->k * (double)plan->out_h * (double)(d->c / d->groups) *
                (double)d->r / channels_per_setup;
+        if (flat) /* one call per four channels, block of rows and 64 (c, r) rows */
+            rows = (double)d->n * (double)((d->k + 3) / 4) * (double)((plan->out_h + flat - 1) / flat) *
+                   (double)(((d->c / d->groups) * d->r + 63) / 64);
         if (pointwise) /* one call per four channels, chunk and 64 input channels */
             rows = (double)d->n * (double)((d->k + 3) / 4) * (double)((d->h * d->w + 191) / 192) *
                    (double)((d->c / d->groups + 63) / 64);

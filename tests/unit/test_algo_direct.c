@@ -2,7 +2,8 @@
  * test_algo_direct.c — the direct algorithm on the shapes the generic random test rarely
  * reaches: rows wider than one task's chunk (4096 outputs) with every border, long 1D
  * signals, kernels wider than the image, output-channel counts around the 4-channel
- * blocking, dilation with stride, strided rows, pointwise layers, the few-channel path's bits, and that it never asks for a
+ * blocking, dilation with stride, strided rows, pointwise layers, short rows as long ones, the
+ * few-channel path's bits, and that it never asks for a
  * workspace.
  */
 #include <stdint.h>
@@ -208,6 +209,26 @@ static void test_strided_rows(void) {
                                     .pad_left = 1, .pad_right = 1});
 }
 
+/* Short rows (direct-conv2d.c's flat_row_block: a task's output rows as one long row over the
+ * strip's zero-padded rows; every case has more (c, r) rows than whole rows take): a 7x7 map
+ * with more (c, r) rows than one call, output channels
+ * around the 4-channel passes, bias and ReLU, batch; dilation both ways with asymmetric padding
+ * and groups; padding rows taller than the kernel's reach (whole output rows from padding
+ * only); and channels enough that the strip bounds the rows per task (600 channels of 12-wide
+ * rows: 7 of 10). */
+static void test_flat_rows(void) {
+    conv2d_case((fconv_conv2d_desc){.n = 2, .c = 40, .h = 7, .w = 7, .k = 10, .r = 3, .s = 3, .pad_top = 1,
+                                    .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
+                                    .activation = FCONV_ACTIVATION_RELU});
+    conv2d_case((fconv_conv2d_desc){.c = 72, .h = 11, .w = 9, .k = 12, .r = 3, .s = 2, .dilation_h = 2,
+                                    .dilation_w = 3, .pad_top = 3, .pad_left = 0, .pad_bottom = 1, .pad_right = 4,
+                                    .groups = 3});
+    conv2d_case((fconv_conv2d_desc){.c = 30, .h = 3, .w = 5, .k = 4, .r = 3, .s = 3, .pad_top = 4, .pad_left = 1,
+                                    .pad_bottom = 4, .pad_right = 1, .has_bias = 1});
+    conv2d_case((fconv_conv2d_desc){.c = 600, .h = 10, .w = 10, .k = 5, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1,
+                                    .pad_bottom = 1, .pad_right = 1});
+}
+
 /* Pointwise layers (direct-conv2d.c's pointwise_task: 1x1, stride 1, no padding, each plane one
  * row in chunks of 192 columns): more input channels than one call (accumulated, bias and ReLU
  * on the last) and output channels around the 4-channel passes; a plane of a chunk and a
@@ -311,6 +332,7 @@ int main(void) {
     TEST(test_whole_rows);
     TEST(test_strided_rows);
     TEST(test_pointwise);
+    TEST(test_flat_rows);
     TEST(test_few_channels_x_changed);
     TEST(test_few_channels);
     return test_finish();
