@@ -10,10 +10,13 @@
  * the interior of a block of rows goes through filter2d's kernel instead, which shares each
  * input row between the output rows it feeds (filter_row_block).
  * Layers with few input channels (all their (c, r) rows in one call) run every output row
- * whole instead, from a task's strip of zero-padded input rows (whole_row_block).
- * Zero padding is skipped, never read: kernel rows above/below the input are left out and
- * (other strides) each tap only touches the columns it reads inside the input
- * (fconv_direct_rows_strided).
+ * whole instead, from a task's strip of zero-padded input rows (whole_row_block); layers with
+ * short rows run a task's rows as one long row over such a strip (flat_row_block); pointwise
+ * layers each plane as one row (pointwise_task); strided rows from strips split into the
+ * stride's phases (strided_row_block).
+ * Zero padding is skipped, never read, outside those strips: kernel rows above/below the
+ * input are left out and (strided rows no strip holds) each tap only touches the columns it
+ * reads inside the input (fconv_direct_rows_strided).
  */
 
 #include <stdatomic.h>
