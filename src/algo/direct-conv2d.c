@@ -450,11 +450,11 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
     const int64_t p0 = (int64_t)j * DIRECT_P_BLOCK, p1 = fconv_direct_min(p0 + DIRECT_P_BLOCK, P);
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * P * Q;
-    const int rows_kernel = few_channel_rows(ctx, p0, p1);
     if (ctx->strided) {
         strided_row_block(ctx, n, g, p0, p1, k0, k1);
         return;
     }
+    const int rows_kernel = few_channel_rows(ctx, p0, p1);
     if (ctx->whole_rows) whole_row_block(ctx, n, g, p0, p1, k0, k1);
     /* A few-channel block whose input rows fit the thread's strip runs every column from it,
      * as whole_row_block does: its edge columns had been one-vector blocks with strips of
@@ -613,10 +613,9 @@ static void flat_task(const void *vctx, size_t i, size_t j) {
  * over chunks of it: 4 output channels x the chunk, summed over 64 input channels a call (their
  * chunks 48 KiB, in L1 for the next 4 channels), the chunk of y (3 KiB) staying in L1 across
  * the calls. Row by row, 56-column rows had kept direct 2.3-12x behind the best algorithm on
- * ResNet-50's 1x1 layers. */
-/* Columns per chunk: two of AVX-512's 6-vector blocks, eight of AVX2's. Chunks of equal width
- * instead (a 196-column plane as 112 and 84, not 192 and 4) ran 8 x 1024 x 14^2 -> 512 12%
- * slower: their partial blocks cost more than the short chunk. */
+ * ResNet-50's 1x1 layers. A chunk is two of AVX-512's 6-vector blocks, eight of AVX2's; chunks
+ * of equal width instead (a 196-column plane as 112 and 84, not 192 and 4) ran 8 x 1024 x 14^2
+ * -> 512 12% slower: their partial blocks cost more than the short chunk. */
 #define POINTWISE_CHUNK 192
 
 int fconv_direct_conv2d_pointwise(const fconv_plan *plan) {
@@ -697,8 +696,8 @@ void fconv_direct_conv2d(const fconv_plan *plan, const float *x, const float *w,
                  .dilation = d->dilation_w, .in_w = d->w},
         .execute = atomic_fetch_add_explicit(&executes, 1, memory_order_relaxed) + 1,
     };
-    /* each thread's share of the tasks, then what the other has not begun: the VM's vCPUs can
-     * run at unequal speeds for minutes (docs/algorithms/direct.md) */
+    /* Each path below: each thread's share of the tasks, then what the other has not begun:
+     * the VM's vCPUs can run at unequal speeds for minutes (docs/algorithms/direct.md). */
     if (fconv_direct_conv2d_pointwise(plan)) {
         /* streamed past the last-level cache only: 1 x 3 x 224^2 -> 64 (12.8 MB) ran 0.15 ms with
          * plain stores and 0.39 streamed, 8 x 1 x 224^2 -> 64 (103 MB) 3.97 and 2.89 */
