@@ -527,14 +527,18 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
 }
 
 /*
- * Short rows (stride 1, output rows under FLAT_MIN_COLUMNS columns, at least four output
- * channels per group, beyond what whole rows take): a task's output rows run as one long row.
+ * Long rows (stride 1, at least four output channels per group, more (c, r) rows than whole
+ * rows take, the task's zero-padded rows of every channel of the group in the strip): a
+ * task's output rows, as many as make FLAT_MIN_COLUMNS columns (one where a row has that
+ * many), run as one long row.
  * Its input rows, zero-padded to W' = Q + (S-1)*dilation columns (padding rows zero too), lie
  * end to end in the thread's strip, so output column q of row p is long-row column p*W' + q
  * and every tap reads the strip at one offset from it; the W' - Q columns between the rows are
  * computed and dropped. The long row accumulates in a thread-local buffer over all (c, r)
  * rows, 64 a call, and is copied into y once, bias and ReLU included. Row by row, a 7-column
- * row was one partial vector per call (8 x 512 x 7^2 -> 512 3x3: 94x the best algorithm).
+ * row was one partial vector per call (8 x 512 x 7^2 -> 512 3x3: 94x the best algorithm), and
+ * a 224-column one three calls per 64 (c, r) rows (interior and two edge strips), its partial
+ * sums read back from y per call (64 x 224^2 -> 64 3x3: 25 ms, 12.2 as one long row each).
  */
 #define FLAT_MIN_COLUMNS 192 /* a long row at least this long where the strip allows */
 #define FLAT_OUT_FLOATS 4096 /* the buffer's long row, per channel */
@@ -543,8 +547,8 @@ static _Thread_local _Alignas(64) float flat_out[4 * FLAT_OUT_FLOATS];
 int64_t fconv_direct_conv2d_flat_rows(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     const int64_t width = strip_width(plan), cg = d->c / d->groups, halo = (d->r - 1) * d->dilation_h;
-    if (d->stride_h != 1 || d->stride_w != 1 || d->k / d->groups < 4 || plan->out_w >= FLAT_MIN_COLUMNS ||
-        fconv_direct_conv2d_whole_rows(plan) || fconv_direct_conv2d_pointwise(plan) || (double)cg * (double)width > 1e9)
+    if (d->stride_h != 1 || d->stride_w != 1 || d->k / d->groups < 4 || fconv_direct_conv2d_whole_rows(plan) ||
+        fconv_direct_conv2d_pointwise(plan) || (double)cg * (double)width > 1e9)
         return 0;
     int64_t rows = (FLAT_MIN_COLUMNS + width - 1) / width;
     rows = fconv_direct_min(fconv_direct_min(rows, plan->out_h), WHOLE_STRIP_FLOATS / (cg * width) - halo);

@@ -2,7 +2,7 @@
  * test_algo_direct.c — the direct algorithm on the shapes the generic random test rarely
  * reaches: rows wider than one task's chunk (4096 outputs) with every border, long 1D
  * signals, kernels wider than the image, output-channel counts around the 4-channel
- * blocking, dilation with stride, strided rows, pointwise layers, short rows as long ones, the
+ * blocking, dilation with stride, strided rows, pointwise layers, rows as long rows, the
  * few-channel path's bits, and that it never asks for a
  * workspace.
  */
@@ -209,13 +209,14 @@ static void test_strided_rows(void) {
                                     .pad_left = 1, .pad_right = 1});
 }
 
-/* Short rows (direct-conv2d.c's flat_row_block: a task's output rows as one long row over the
+/* Long rows (direct-conv2d.c's flat_row_block: a task's output rows as one long row over the
  * strip's zero-padded rows; every case has more (c, r) rows than whole rows take): a 7x7 map
  * with more (c, r) rows than one call, output channels
  * around the 4-channel passes, bias and ReLU, batch; dilation both ways with asymmetric padding
  * and groups; padding rows taller than the kernel's reach (whole output rows from padding
- * only); and channels enough that the strip bounds the rows per task (600 channels of 12-wide
- * rows: 7 of 10). */
+ * only); channels enough that the strip bounds the rows per task (600 channels of 12-wide
+ * rows: 7 of 10); a 300-column row (one output row a long row), and one whose channels' rows
+ * do not fit the strip (the row paths). */
 static void test_flat_rows(void) {
     conv2d_case((fconv_conv2d_desc){.n = 2, .c = 40, .h = 7, .w = 7, .k = 10, .r = 3, .s = 3, .pad_top = 1,
                                     .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
@@ -226,6 +227,10 @@ static void test_flat_rows(void) {
     conv2d_case((fconv_conv2d_desc){.c = 30, .h = 3, .w = 5, .k = 4, .r = 3, .s = 3, .pad_top = 4, .pad_left = 1,
                                     .pad_bottom = 4, .pad_right = 1, .has_bias = 1});
     conv2d_case((fconv_conv2d_desc){.c = 600, .h = 10, .w = 10, .k = 5, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1,
+                                    .pad_bottom = 1, .pad_right = 1});
+    conv2d_case((fconv_conv2d_desc){.c = 24, .h = 5, .w = 300, .k = 6, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1,
+                                    .pad_bottom = 1, .pad_right = 1, .has_bias = 1});
+    conv2d_case((fconv_conv2d_desc){.c = 300, .h = 3, .w = 300, .k = 4, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1,
                                     .pad_bottom = 1, .pad_right = 1});
 }
 
