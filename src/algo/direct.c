@@ -36,9 +36,9 @@ static double direct_cost(const fconv_plan *plan) {
         const int pointwise = fconv_direct_conv2d_pointwise(plan);
         const int64_t flat = fconv_direct_conv2d_flat_rows(plan);
         if (flat && fconv_plan_isa(plan) >= FCONV_ISA_AVX2) {
-            /* A task's short rows as one long row of L columns (direct-conv2d.c): measured per
-             * thread (2 threads, Zen 5, AVX-512) 60-67 G/s on 56^2 and 28^2 maps, 43-51 on
-             * 14^2, 31 on 7^2 (63 columns); at the GEMM family's scale, as pointwise below
+            /* A task's rows as one long row of L columns (direct-conv2d.c): measured per thread
+             * (2 threads, Zen 5, AVX-512) 60-68 G/s on 224^2, 56^2 and 28^2 maps, 43-51 on 14^2,
+             * 31 on 7^2 (63 columns); at the GEMM family's scale, as pointwise below
              * (implicit-gemm ran 64 -> 64 on 56^2 1.7x faster, Winograd 4x). */
             const double cols = (double)((flat - 1) * (plan->out_w + (d->s - 1) * d->dilation_w) + plan->out_w);
             rate = (fconv_plan_isa(plan) >= FCONV_ISA_AVX512 ? 36e9 : 20e9) * cols / (cols + 64.0);
