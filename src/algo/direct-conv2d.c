@@ -368,21 +368,20 @@ static void copy_phase_rows(const struct conv2d_ctx *ctx, float *dst, int64_t wi
 
 /* y (+)= nrows phase rows xs (of the (c, r) in cs, rs), residue s0's taps, for output row p of
  * channels [k0, k1); *written: whether y holds this row's partial sums already. */
-static void strided_call(const struct conv2d_ctx *ctx, float *yn, int64_t p, int64_t k0, int64_t k1,
-                         const float *const *xs, const int64_t *cs, const int64_t *rs, size_t nrows, int64_t s0,
-                         int *written) {
+static void strided_call(const struct conv2d_ctx *ctx, const struct strided_geometry *geo, float *yn, int64_t p,
+                         int64_t k0, int64_t k1, const float *const *xs, const int64_t *cs, const int64_t *rs,
+                         size_t nrows, int64_t s0, int *written) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
     const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
-    const struct strided_geometry geo = strided_geometry(ctx->plan);
-    const size_t taps = (size_t)((d->s - s0 + geo.period - 1) / geo.period);
+    const size_t taps = (size_t)((d->s - s0 + geo->period - 1) / geo->period);
     for (int64_t k = k0; k < k1; k += 4) {
         const size_t nk = (size_t)fconv_direct_min(4, k1 - k);
         float *ys[4];
         const float *ts[ROWS_PER_CALL];
         for (size_t t = 0; t < nk; t++) ys[t] = yn + ((k + (int64_t)t) * P + p) * Q;
         for (size_t e = 0; e < nrows; e++) ts[e] = ctx->w + ((k * cg + cs[e]) * d->r + rs[e]) * d->s + s0;
-        ctx->plan->kernels->direct_rows(ys, nk, (size_t)Q, xs, ts, geo.period, cg * d->r * d->s, nrows, taps,
-                                        (size_t)geo.dist, NULL, *written ? FCONV_ROWS_ACCUMULATE : 0);
+        ctx->plan->kernels->direct_rows(ys, nk, (size_t)Q, xs, ts, geo->period, cg * d->r * d->s, nrows, taps,
+                                        (size_t)geo->dist, NULL, *written ? FCONV_ROWS_ACCUMULATE : 0);
     }
     *written = 1;
 }
@@ -422,11 +421,11 @@ static void strided_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g
                         cs[nrows] = c;
                         rs[nrows] = r;
                         if (++nrows == ROWS_PER_CALL) {
-                            strided_call(ctx, yn, p, k0, k1, xs, cs, rs, nrows, s0, &written[p - p0]);
+                            strided_call(ctx, &geo, yn, p, k0, k1, xs, cs, rs, nrows, s0, &written[p - p0]);
                             nrows = 0;
                         }
                     }
-                if (nrows) strided_call(ctx, yn, p, k0, k1, xs, cs, rs, nrows, s0, &written[p - p0]);
+                if (nrows) strided_call(ctx, &geo, yn, p, k0, k1, xs, cs, rs, nrows, s0, &written[p - p0]);
             }
     }
     for (int64_t p = p0; p < p1; p++) {
@@ -686,39 +685,38 @@ void fconv_direct_conv2d(const fconv_plan *plan, const float *x, const float *w,
                          float *y) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     int64_t kg = d->k / d->groups;
-    const int whole = fconv_direct_conv2d_whole_rows(plan), strided = fconv_direct_conv2d_strided_rows(plan);
-    const int64_t k_block = whole || strided ? DIRECT_K_BLOCK_WHOLE_ROWS : DIRECT_K_BLOCK;
+    /* the paths run below: pointwise, long rows, or conv2d_task's (strided, whole rows, rows) */
+    const int pointwise = fconv_direct_conv2d_pointwise(plan);
+    const int64_t flat = fconv_direct_conv2d_flat_rows(plan);
+    const int whole = !pointwise && fconv_direct_conv2d_whole_rows(plan), strided = fconv_direct_conv2d_strided_rows(plan);
+    const int64_t k_block = whole || strided || pointwise || flat ? DIRECT_K_BLOCK_WHOLE_ROWS : DIRECT_K_BLOCK;
+    /* Pointwise output streamed past the last-level cache only, where one call per chunk
+     * writes it: 1 x 3 x 224^2 -> 64 (12.8 MB) ran 0.15 ms with plain stores and 0.39
+     * streamed, 8 x 1 x 224^2 -> 64 (103 MB) 3.97 and 2.89. */
+    const double y_bytes = (double)plan->y_elems * sizeof(float);
+    const int stream = pointwise ? d->c / d->groups <= ROWS_PER_CALL && y_bytes > FCONV_LLC_BYTES
+                                 : whole && y_bytes >= FCONV_STREAM_OUTPUT_BYTES;
     struct conv2d_ctx ctx = {
         .plan = plan, .x = x, .w = w, .bias = d->has_bias ? bias : NULL, .y = y,
         .k_block = k_block,
         .k_blocks = (kg + k_block - 1) / k_block,
         .whole_rows = whole,
         .strided = strided,
-        .stream = whole && (double)plan->y_elems * sizeof(float) >= FCONV_STREAM_OUTPUT_BYTES ? FCONV_ROWS_STREAM : 0,
+        .flat_rows = flat,
+        .stream = stream ? FCONV_ROWS_STREAM : 0,
         .p_blocks = (plan->out_h + DIRECT_P_BLOCK - 1) / DIRECT_P_BLOCK,
         .axis = {.taps = d->s, .stride = d->stride_w, .pad = d->pad_left,
                  .dilation = d->dilation_w, .in_w = d->w},
         .execute = atomic_fetch_add_explicit(&executes, 1, memory_order_relaxed) + 1,
     };
-    /* Each path below: each thread's share of the tasks, then what the other has not begun:
-     * the VM's vCPUs can run at unequal speeds for minutes (docs/algorithms/direct.md). */
-    if (fconv_direct_conv2d_pointwise(plan)) {
-        /* streamed past the last-level cache only: 1 x 3 x 224^2 -> 64 (12.8 MB) ran 0.15 ms with
-         * plain stores and 0.39 streamed, 8 x 1 x 224^2 -> 64 (103 MB) 3.97 and 2.89 */
-        ctx.stream = d->c / d->groups <= ROWS_PER_CALL && (double)plan->y_elems * sizeof(float) > FCONV_LLC_BYTES
-                         ? FCONV_ROWS_STREAM
-                         : 0;
-        ctx.k_block = DIRECT_K_BLOCK_WHOLE_ROWS;
-        ctx.k_blocks = (kg + ctx.k_block - 1) / ctx.k_block;
+    /* Each path: each thread's share of the tasks, then what the other has not begun: the VM's
+     * vCPUs can run at unequal speeds for minutes (docs/algorithms/direct.md). */
+    if (pointwise) {
         fconv_parallel_2d_steal(plan->threads, (size_t)(d->n * d->groups * ctx.k_blocks),
                                 (size_t)((d->h * d->w + POINTWISE_CHUNK - 1) / POINTWISE_CHUNK), pointwise_task, &ctx);
         return;
     }
-    const int64_t flat = fconv_direct_conv2d_flat_rows(plan);
     if (flat) {
-        ctx.k_block = DIRECT_K_BLOCK_WHOLE_ROWS;
-        ctx.k_blocks = (kg + ctx.k_block - 1) / ctx.k_block;
-        ctx.flat_rows = flat;
         fconv_parallel_2d_steal(plan->threads, (size_t)(d->n * d->groups * ctx.k_blocks),
                                 (size_t)((plan->out_h + flat - 1) / flat), flat_task, &ctx);
         return;

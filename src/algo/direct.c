@@ -91,14 +91,15 @@ static double direct_cost(const fconv_plan *plan) {
         } else {
             rate = kg >= 4 ? 10e9 : 5e9;
         }
-        rows = (double)d->n * (double)d->k * (double)plan->out_h * (double)(d->c / d->groups) *
-               (double)d->r / channels_per_setup;
         if (flat) /* one call per four channels, block of rows and 64 (c, r) rows */
             rows = (double)d->n * (double)((d->k + 3) / 4) * (double)((plan->out_h + flat - 1) / flat) *
                    (double)(((d->c / d->groups) * d->r + 63) / 64);
-        if (pointwise) /* one call per four channels, chunk and 64 input channels */
+        else if (pointwise) /* one call per four channels, chunk and 64 input channels */
             rows = (double)d->n * (double)((d->k + 3) / 4) * (double)((d->h * d->w + 191) / 192) *
                    (double)((d->c / d->groups + 63) / 64);
+        else
+            rows = (double)d->n * (double)d->k * (double)plan->out_h * (double)(d->c / d->groups) *
+                   (double)d->r / channels_per_setup;
         tasks = (double)d->n * (double)d->groups * (double)((kg + 7) / 8) *
                 (double)((plan->out_h + 3) / 4);
     } else {

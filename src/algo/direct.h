@@ -27,8 +27,9 @@ int fconv_direct_conv2d_strided_rows(const fconv_plan *plan);
 /* Whether fconv_direct_conv2d runs this layer as pointwise (1x1, stride 1, no padding: each
  * plane one long row), for the cost model. */
 int fconv_direct_conv2d_pointwise(const fconv_plan *plan);
-/* Output rows per task where fconv_direct_conv2d runs a task's short output rows as one long
- * row (stride 1, rows under 192 columns, beyond whole rows), else 0; for the cost model. */
+/* Output rows per task where fconv_direct_conv2d runs a task's output rows as one long row
+ * (stride 1, more (c, r) rows than whole rows take, the task's padded rows in the strip),
+ * else 0; for the cost model. */
 int64_t fconv_direct_conv2d_flat_rows(const fconv_plan *plan);
 
 /* One axis of a row correlation: output column q reads input column
