@@ -3,8 +3,7 @@
  * reaches: rows wider than one task's chunk (4096 outputs) with every border, long 1D
  * signals, kernels wider than the image, output-channel counts around the 4-channel
  * blocking, dilation with stride, strided rows, pointwise layers, rows as long rows, the
- * few-channel path's bits, and that it never asks for a
- * workspace.
+ * few-channel path's bits, and that it never asks for a workspace.
  */
 #include <stdint.h>
 #include <string.h>
