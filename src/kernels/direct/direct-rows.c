@@ -112,11 +112,15 @@ static ALWAYS_INLINE void rows_block(const struct rows_args *r, const int nk, co
  * input vectors (15.5 -> 16.9 ms with it). */
 #define SHIFTED_ROWS (VF_LANES == 16)
 
-/* How far ahead a streamed one-row block asks for its input (non-temporal prefetches, the
- * row read once): the hardware prefetchers alone kept conv1d 10^8 x 3 on 2 threads at 1.1-1.3x
- * a non-temporal copy of the same buffers in the same process (bench/bandwidth_1d.c), the
- * copy's simpler loop issuing its loads faster. 9 alternated rounds in a fast spell: 14.0 ->
- * 12.9 ms, 1.31 -> 1.23x the copy; 5 in a slow one: 20.5 -> 19.8 ms (19.5 at 16 KiB ahead). */
+/* How far ahead a streamed one-row block asks for its input: the hardware prefetchers alone
+ * kept conv1d 10^8 x 3 on 2 threads at 1.1-1.3x a non-temporal copy of the same buffers in the
+ * same process (bench/bandwidth_1d.c), the copy's simpler loop issuing its loads faster. Zen 5,
+ * non-temporal prefetches, 9 alternated rounds in a fast spell: 14.0 -> 12.9 ms, 1.31 -> 1.23x
+ * the copy; 5 in a slow one: 20.5 -> 19.8 ms (19.5 at 16 KiB ahead). Into L1 as ordinary
+ * prefetches (T0) since the Sapphire Rapids VM, where the non-temporal ones ran 1.28-1.88x the
+ * copy, worse than none (1.10-1.19), and T0 0.94-1.00x at 4, 8 and 16 KiB ahead alike (3
+ * alternated rounds in one process each; the CLI, 5 against two copies of the old binary:
+ * 34.2-34.7 -> 27.3-28.9 ms; 4096^2 3x3 unchanged). */
 #define STREAM_PREFETCH_BYTES 8192
 
 /* The blocks of a one-row call that can take row_block_shifted, among e0, e0 + B, e0 + 2B, ...
@@ -166,9 +170,9 @@ static ALWAYS_INLINE void row_block_shifted(const struct rows_args *r, size_t e,
             const float *base = xa - mis + group * VF_LANES;
             vf xv[NV_ONE + 1];
             for (int v = 0; v <= NV_ONE; v++) xv[v] = vf_load(base + (size_t)v * VF_LANES);
-            if (stream && b == 0) /* a streamed row comes from memory: ask for it ahead, past the caches */
+            if (stream && b == 0) /* a streamed row comes from memory: ask for it ahead */
                 for (int v = 0; v < NV_ONE; v++)
-                    __builtin_prefetch((const char *)(base + (size_t)v * VF_LANES) + STREAM_PREFETCH_BYTES, 0, 0);
+                    __builtin_prefetch((const char *)(base + (size_t)v * VF_LANES) + STREAM_PREFETCH_BYTES, 0, 3);
             for (; b < r->kw && b < group_end; b++) {
                 const vf t = vf_set1(ta[(ptrdiff_t)b * r->tap_step]);
                 const int s = (int)(mis + b - group * VF_LANES); /* tap b's vector v starts s floats into xv[v] */
