@@ -336,6 +336,7 @@ def main():
         shape = parse_args_line(args)
         print(f"[{i + 1}/{len(shapes)}] {group}: {args}", file=sys.stderr, flush=True)
         first_ms, fc_algo, fc_gflops = quiet(lambda: fastconv_ms(a.cli, args, a.reps))
+        work = fc_gflops * first_ms / 1e3  # the problem's work, GFLOP
         for peer in peers_for(shape, onednn, a.reps):
             # Interleaved: fastconv is timed again right before each peer, and the pair gives the
             # row's ratio: one median each, taken a moment apart (a best of several fastconv
@@ -347,17 +348,19 @@ def main():
             roofs_now = measured_roofs(a.cli) if args == BANDWIDTH_1D and not inproc else None
             ms, note = quiet(lambda: run_peer(peer, a.reps))
             rows.append({"group": group, "args": args, "peer": peer[0], "peer_ms": ms, "note": note,
-                         "fastconv_ms": fc_ms, "algo": fc_algo,
-                         "gflop": fc_gflops * first_ms / 1e3,  # the problem's work, GFLOP
+                         "fastconv_ms": fc_ms, "algo": fc_algo, "gflop": work,
                          "stream_median_gbs": roofs_now[4] if roofs_now else None, "bandwidth_1d": inproc})
             # The CNN layers again with fastconv channels last (NHWC), against the same oneDNN,
             # which runs in its own layout either way: interleaved as above.
             if peer[0].startswith("oneDNN") and group in NHWC_GROUPS and ms:
+                # its own names: the NCHW rows of the next peers keep the NCHW algorithm (until
+                # 2026-11-28 a oneDNN Winograd row after this one showed the NHWC algorithm and a
+                # GFLOP/s worked out from the NHWC time; its ratio was right)
                 nhwc = args + " --layout nhwc"
-                fc_ms, fc_algo, fc_gflops = quiet(lambda: fastconv_ms(a.cli, nhwc, a.reps))
+                nhwc_ms, nhwc_algo, nhwc_gflops = quiet(lambda: fastconv_ms(a.cli, nhwc, a.reps))
                 ms, note = quiet(lambda: run_peer(peer, a.reps))
                 rows.append({"group": group, "args": nhwc, "peer": peer[0], "peer_ms": ms, "note": note,
-                             "fastconv_ms": fc_ms, "algo": fc_algo, "gflop": fc_gflops * fc_ms / 1e3,
+                             "fastconv_ms": nhwc_ms, "algo": nhwc_algo, "gflop": nhwc_gflops * nhwc_ms / 1e3,
                              "stream_median_gbs": None, "bandwidth_1d": None})
     for r in rows:
         r["gflops"] = r["gflop"] / (r["fastconv_ms"] / 1e3)
