@@ -355,12 +355,13 @@ def main():
             if peer[0].startswith("oneDNN") and group in NHWC_GROUPS and ms:
                 # its own names: the NCHW rows of the next peers keep the NCHW algorithm (until
                 # 2026-11-28 a oneDNN Winograd row after this one showed the NHWC algorithm and a
-                # GFLOP/s worked out from the NHWC time; its ratio was right)
+                # GFLOP/s worked out from the NHWC time; its ratio was right). The work is the
+                # same problem's in either layout.
                 nhwc = args + " --layout nhwc"
-                nhwc_ms, nhwc_algo, nhwc_gflops = quiet(lambda: fastconv_ms(a.cli, nhwc, a.reps))
+                nhwc_ms, nhwc_algo, _ = quiet(lambda: fastconv_ms(a.cli, nhwc, a.reps))
                 ms, note = quiet(lambda: run_peer(peer, a.reps))
                 rows.append({"group": group, "args": nhwc, "peer": peer[0], "peer_ms": ms, "note": note,
-                             "fastconv_ms": nhwc_ms, "algo": nhwc_algo, "gflop": nhwc_gflops * nhwc_ms / 1e3,
+                             "fastconv_ms": nhwc_ms, "algo": nhwc_algo, "gflop": work,
                              "stream_median_gbs": None, "bandwidth_1d": None})
     for r in rows:
         r["gflops"] = r["gflop"] / (r["fastconv_ms"] / 1e3)
