@@ -67,6 +67,8 @@ struct cl_geometry {
     int64_t seg_tiles;                 /* NCHW: the most tiles of one tile row a step runs */
     int phase_mode;                    /* each block's steps split across the threads (else whole
                                           blocks per worker) */
+    int u_streams;                     /* U is read from beyond a core's L2: the products ask for
+                                          it ahead (FCONV_IG_WEIGHT_STREAMS) */
     size_t u_floats;                   /* U packed: a2 · kblocks · C · block */
     /* workspace: [channel offsets][U, weights at execute time][V, M per set][patch, out per
      * thread]: a set per worker running whole blocks, one shared in phase mode */
@@ -124,6 +126,7 @@ static struct cl_geometry cl_geometry(const fconv_plan *plan, int m) {
     const int64_t tb_shared = threads > 1 ? min64(tb, (g.tiles + 2 * threads - 1) / (2 * threads)) : tb;
     g.phase_mode = threads > 1 && u_bytes > WINO_CL_U_PRIVATE_BYTES && tb_shared < tb / 2;
     if (!g.phase_mode) tb = tb_shared;
+    g.u_streams = u_bytes > WINO_CL_U_PRIVATE_BYTES;
     tb = tb < g.px ? g.px : tb >= g.tiles ? g.tiles : tb / g.px * g.px;
     g.blocks = (g.tiles + tb - 1) / tb;
     g.tb = (g.tiles + g.blocks - 1) / g.blocks; /* balanced, whole register tiles */
@@ -276,7 +279,8 @@ static void multiply(const struct cl_ctx *ctx, int64_t xn0, int64_t xn1, int64_t
                 for (int64_t e = 0; e < g->px; e++) bases[e] = vx + (t + min64(e, npix - 1)) * g->c;
                 g->kern->implicit_gemm_tile((size_t)g->c, bases, ctx->offsets, uw, (size_t)nv,
                                             mx + t * g->k + kb * g->block, (size_t)g->k, 1, (size_t)npix,
-                                            (size_t)nch, NULL, 0, 0, NULL, NULL, NULL);
+                                            (size_t)nch, NULL, 0, g->u_streams ? FCONV_IG_WEIGHT_STREAMS : 0,
+                                            NULL, NULL, NULL);
             }
         }
     }

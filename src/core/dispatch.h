@@ -234,7 +234,9 @@ typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps
  * w: taps rows of nv*lanes floats, 64-byte aligned, read whole. streams: hints, a set of
  * FCONV_IG_*_STREAMS: x comes from memory, not the caches (the tile then prefetches further
  * ahead; not with channels_last, whose pixels' channels the tile prefetches line by line); y
- * goes to memory (the tile asks for its output lines before its taps).
+ * goes to memory (the tile asks for its output lines before its taps); w comes from beyond
+ * L2 (channels_last tiles without edges then ask for w's rows WEIGHT_PREFETCH_TAPS ahead;
+ * the others and fconv_implicit_gemm_tiles_fn ignore it).
  * A tile's taps may come in chunks, one call each, in order: acc_in (NULL: a zeroed register)
  * holds the sums the chunk before left in its acc_out, and a call with acc_out (NULL: the
  * tile's last chunk, stored to y as above) leaves its sums there instead of storing y, so
@@ -249,7 +251,7 @@ typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps
  * windows have in the padding, so that the image is read in place with no zero-padded copy.
  */
 #define FCONV_IMPLICIT_GEMM_PX_MAX 8 /* the largest implicit_gemm_px of any table */
-enum { FCONV_IG_INPUT_STREAMS = 1, FCONV_IG_OUTPUT_STREAMS = 2 };
+enum { FCONV_IG_INPUT_STREAMS = 1, FCONV_IG_OUTPUT_STREAMS = 2, FCONV_IG_WEIGHT_STREAMS = 4 };
 struct fconv_implicit_gemm_edges {
     size_t group, first, last;
     size_t phase; /* the call's first tap is tap `phase` of its group (a chunk may start inside one) */

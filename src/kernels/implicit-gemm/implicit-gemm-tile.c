@@ -11,6 +11,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdint.h>
 
 #include "core/dispatch.h"
 #include "simd/vec.h"
@@ -88,7 +89,18 @@ static ALWAYS_INLINE vf finish(vf sum, const struct tile_out *o, size_t v) {
  * pixel every 16 taps: each pixel's line PREFETCH_TAPS ahead, once a line (2 threads, 7
  * back-to-back pairs against the first and last pixels' lines every tap: 8 x 256 x 56^2 ->
  * 128 1x1 1.12, 1 x 256 x 56^2 1.026, 128 x 56^2 3x3/2 and 64 -> 64 on 56^2 level). */
-enum { PREFETCH_PLANES, PREFETCH_PLANES_STREAMS, PREFETCH_PIXELS };
+enum { PREFETCH_PLANES, PREFETCH_PLANES_STREAMS, PREFETCH_PIXELS, PREFETCH_PIXELS_WEIGHTS };
+
+/* PREFETCH_PIXELS_WEIGHTS (FCONV_IG_WEIGHT_STREAMS): also each tap's weight rows this many
+ * taps ahead (~450 cycles of a whole AVX-512 tile), for weights read once from the shared
+ * cache or memory, where the hardware prefetchers keep too few lines in flight: Winograd's
+ * channels-last products, U of 37.7 MB split between 2 threads on the Sapphire Rapids VM
+ * (the shared cache ~10 GB/s a core), 2 threads, 5-9 alternated rounds: 1 x 512 x 7^2 NHWC
+ * winograd-4x4 1.84-1.88 -> 1.19-1.20 ms (NCHW, through the same driver, 1.18-1.27 ->
+ * 1.01-1.09), 1 x 512 x 14^2 NHWC 3.39 -> 2.64-2.75, 1 x 1024 x 16^2 NHWC 14.9 -> 11.3-12.3;
+ * 16 taps ahead or into L2 no better. Not for implicit-gemm's own tiles, whose weights most
+ * tiles find in L2 (1x1 NHWC layers 0.95-1.03x with it). */
+#define WEIGHT_PREFETCH_TAPS 32
 
 _Static_assert(IG_PX <= 8 && IG_PX <= FCONV_IMPLICIT_GEMM_PX_MAX, "the transposing store takes up to 8 pixel rows");
 
@@ -119,7 +131,7 @@ static ALWAYS_INLINE void tap_step(vf acc[IG_PX][IG_NV], const int nv, const int
                                    const int i0, const int i1, size_t taps, const float *const *xs,
                                    const int32_t *restrict off, const float *restrict w, size_t width) {
     const int32_t ot = off[t];
-    if (prefetch == PREFETCH_PIXELS) {
+    if (prefetch == PREFETCH_PIXELS || prefetch == PREFETCH_PIXELS_WEIGHTS) {
         if (t % LINE_FLOATS == 0 && t + PREFETCH_TAPS < taps)
             UNROLLED (int i = 0; i < np; i++) __builtin_prefetch(xs[i] + off[t + PREFETCH_TAPS], 0, 3);
     } else if (t + PREFETCH_TAPS < taps) {
@@ -129,6 +141,11 @@ static ALWAYS_INLINE void tap_step(vf acc[IG_PX][IG_NV], const int nv, const int
     if (prefetch == PREFETCH_PLANES_STREAMS) __builtin_prefetch(xs[np - 1] + ot + LINE_FLOATS, 0, 2);
     vf wv[IG_NV];
     const float *wt = w + t * width;
+    if (prefetch == PREFETCH_PIXELS_WEIGHTS) /* past the last tap: the next block's rows, or
+                                                 nothing (a prefetch does not fault); addressed
+                                                 as an integer, as no pointer may point there */
+        UNROLLED (int v = 0; v < nv; v++)
+            __builtin_prefetch((const void *)((uintptr_t)wt + (WEIGHT_PREFETCH_TAPS * width + (size_t)v * VF_LANES) * sizeof(float)), 0, 3);
     UNROLLED (int v = 0; v < nv; v++) if (v < MEM_V) wv[v] = vf_load(wt + (size_t)v * VF_LANES);
     UNROLLED (int i = i0; i < i1; i++) {
         const vf xv = vf_set1(xs[i][ot]);
@@ -255,17 +272,19 @@ struct tile_call {
                   &c->o);                                                                                  \
     }
 typedef void (*tile_instance)(const struct tile_call *c);
-enum { EDGED_PIXELS, EDGED_PLANES, PIXELS, PLANES_STREAMS, PLANES, TILE_MODES };
+enum { EDGED_PIXELS, EDGED_PLANES, PIXELS, PIXELS_WEIGHTS, PLANES_STREAMS, PLANES, TILE_MODES };
 
 /* Whole tiles: IG_PX pixels by nv vectors, every prefetch, edged or not. */
 #define WHOLE_FNS(nv)                                                                                      \
     TILE_FN(whole_edged_pixels_##nv, nv, IG_PX, PREFETCH_PIXELS, 1)                                        \
     TILE_FN(whole_edged_planes_##nv, nv, IG_PX, c->prefetch, 1)                                            \
     TILE_FN(whole_pixels_##nv, nv, IG_PX, PREFETCH_PIXELS, 0)                                              \
+    TILE_FN(whole_pixels_weights_##nv, nv, IG_PX, PREFETCH_PIXELS_WEIGHTS, 0)                              \
     TILE_FN(whole_streams_##nv, nv, IG_PX, PREFETCH_PLANES_STREAMS, 0)                                     \
     TILE_FN(whole_planes_##nv, nv, IG_PX, PREFETCH_PLANES, 0)
 #define WHOLE_ROW(nv)                                                                                      \
-    {whole_edged_pixels_##nv, whole_edged_planes_##nv, whole_pixels_##nv, whole_streams_##nv, whole_planes_##nv}
+    {whole_edged_pixels_##nv, whole_edged_planes_##nv, whole_pixels_##nv, whole_pixels_weights_##nv,         \
+     whole_streams_##nv, whole_planes_##nv}
 
 /* A narrow tile (fewer pixels than the tile holds) with whole channel blocks and no edges:
  * only its npix pixels' multiply-adds, not a whole tile's with the last pixel repeated
@@ -273,9 +292,10 @@ enum { EDGED_PIXELS, EDGED_PLANES, PIXELS, PLANES_STREAMS, PLANES, TILE_MODES };
  * 1.05-1.12x in 5 pairs). */
 #define NARROW_FNS(np)                                                                                     \
     TILE_FN(narrow_pixels_##np, IG_NV, np, PREFETCH_PIXELS, 0)                                             \
+    TILE_FN(narrow_pixels_weights_##np, IG_NV, np, PREFETCH_PIXELS_WEIGHTS, 0)                             \
     TILE_FN(narrow_streams_##np, IG_NV, np, PREFETCH_PLANES_STREAMS, 0)                                    \
     TILE_FN(narrow_planes_##np, IG_NV, np, PREFETCH_PLANES, 0)
-#define NARROW_ROW(np) {NULL, NULL, narrow_pixels_##np, narrow_streams_##np, narrow_planes_##np}
+#define NARROW_ROW(np) {NULL, NULL, narrow_pixels_##np, narrow_pixels_weights_##np, narrow_streams_##np, narrow_planes_##np}
 
 WHOLE_FNS(1)
 #if IG_NV >= 2
@@ -379,9 +399,9 @@ static const tiles_instance run_tiles[IG_NV][3] = {
 #endif
 };
 
-/* How a call's tiles prefetch. */
-static int prefetch_mode(int channels_last, unsigned streams) {
-    return channels_last                      ? PREFETCH_PIXELS
+/* How a call's tiles prefetch (the weights' only where `weights` allows it). */
+static int prefetch_mode(int channels_last, unsigned streams, int weights) {
+    return channels_last ? (weights && streams & FCONV_IG_WEIGHT_STREAMS ? PREFETCH_PIXELS_WEIGHTS : PREFETCH_PIXELS)
            : streams & FCONV_IG_INPUT_STREAMS ? PREFETCH_PLANES_STREAMS
                                               : PREFETCH_PLANES;
 }
@@ -395,7 +415,7 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tiles)(size_t tiles, size_t taps, cons
     const struct tiles_call c = {
         tiles, taps, x, pixel_bases, off, w, y_tile_step,
         {y, y_stride, IG_PX, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0}};
-    run_tiles[nv - 1][prefetch_mode(channels_last, streams)](&c);
+    run_tiles[nv - 1][prefetch_mode(channels_last, streams, 0)](&c);
 }
 
 void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const *x, const int32_t *off,
@@ -408,12 +428,13 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const 
            nch <= nv * VF_LANES);
     assert(!edges || (edges->group >= 1 && edges->phase < edges->group && edges->first <= edges->group &&
                       edges->last <= edges->group));
-    const int prefetch = prefetch_mode(channels_last, streams);
+    const int prefetch = prefetch_mode(channels_last, streams, !edges);
     const struct tile_call c = {
         taps, x, off, w, edges, acc_in, acc_out,
         {y, y_stride, npix, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0}, prefetch};
     const int mode = edges ? (prefetch == PREFETCH_PIXELS ? EDGED_PIXELS : EDGED_PLANES)
                      : prefetch == PREFETCH_PIXELS          ? PIXELS
+                     : prefetch == PREFETCH_PIXELS_WEIGHTS  ? PIXELS_WEIGHTS
                      : prefetch == PREFETCH_PLANES_STREAMS  ? PLANES_STREAMS
                                                             : PLANES;
     if (!edges && nv == IG_NV && npix < IG_PX) narrow_tiles[npix - 1][mode](&c);
