@@ -404,6 +404,38 @@ static void test_channels_last_driver(void) {
     CHECK(fconv_plan_conv2d(&d, &o, NULL, NULL, &plan) == FCONV_OK);
     CHECK_STR_CONTAINS(fconv_plan_explain(plan), "NCHW copies");
     fconv_plan_destroy(plan);
+    /* NHWC with U past half the last-level cache (17.8 MB for F(4x4)) and 16 tiles, one strip
+     * of the NCHW driver where the register tiles would run 7 + 7 + 2: the NCHW driver through
+     * the copies, right, and the same bits on 1 and 2 threads */
+    const fconv_conv2d_desc big = {.n = 1, .c = 352, .h = 13, .w = 13, .k = 352, .r = 3, .s = 3, .pad_top = 1,
+                                   .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
+                                   .layout = FCONV_LAYOUT_NHWC};
+    fconv_algo_info info;
+    CHECK(fconv_algo_get_info(FCONV_ALGO_WINOGRAD_4X4, &info) == FCONV_OK);
+    float *y1 = NULL;
+    for (int threads = 1; threads <= 2; threads++) {
+        fconv_options ob = {.algo = FCONV_ALGO_WINOGRAD_4X4, .threads = threads};
+        CHECK(fconv_plan_conv2d(&big, &ob, NULL, NULL, &plan) == FCONV_OK);
+        if (16 % plan->kernels->implicit_gemm_px != 0) { /* 7 pixels a register tile on AVX-512, 6 on AVX2 */
+            CHECK_STR_CONTAINS(fconv_plan_explain(plan), "NCHW copies");
+            CHECK(!fconv_wino_channels_last_runs(plan, 4));
+        }
+        float bias[352], *x, *w, *y;
+        int64_t ny = same_operands(plan, bias, 352, &x, &w, &y);
+        CHECK(fconv_execute(plan, x, w, bias, y) == FCONV_OK);
+        if (!y1) {
+            double err = fconv_ref_normalized_error(plan, x, w, bias, y, 1, NULL);
+            CHECKF(err <= info.error_bound, "winograd-4x4 NHWC through the NCHW driver: error %.3g", err);
+            y1 = y;
+        } else {
+            CHECK(memcmp(y1, y, (size_t)ny * sizeof *y) == 0);
+            free(y);
+        }
+        free(x);
+        free(w);
+        fconv_plan_destroy(plan);
+    }
+    free(y1);
 }
 
 /* winograd-rows (F(4,3) along rows) on the shapes that stress it: outputs 1, 5, 12, 25, 64,
