@@ -1,9 +1,10 @@
 /*
  * winograd-channels-last.c — Winograd F(m x m, 3 x 3), m = 2, 4 or 6, with the channels in the
- * vector lanes where the NCHW driver (winograd.c) keeps the tiles. winograd.c hands it every
- * plan it serves (fconv_wino_channels_last_serves) in NHWC, and NCHW plans where it is the
- * faster driver. In NHWC a pixel's channels sit side by side, and every step reads and writes
- * them as whole vectors:
+ * vector lanes where the NCHW driver (winograd.c) keeps the tiles. winograd.c hands it the
+ * NHWC plans it serves (fconv_wino_channels_last_serves) but a few whose one strip of tiles
+ * that driver runs faster, and NCHW plans where it is the faster driver (both:
+ * fconv_wino_channels_last_runs). In NHWC a pixel's channels sit side by side, and every step
+ * reads and writes them as whole vectors:
  *   1. a tile's alpha x alpha patch is alpha runs of alpha pixels, each run alpha·C
  *      consecutive floats of x, transformed where it lies by the tile-minor kernels of
  *      winograd-tiles.c with the C channels as their "tiles" (a pixel C floats apart, a row

@@ -743,10 +743,11 @@ static double product_columns(const struct wino_geometry *g) {
 
 /*
  * Which driver runs the plan: the channels-last one (winograd-channels-last.c) wherever it
- * serves an NHWC plan, and an NCHW plan where its products, counted as whole register tiles,
- * run no more tile columns than this driver's (16-tile strips against its 7-tile register
- * tiles: a 14^2 or 16^2 map's 16 F(4x4) tiles are one strip here, 7 + 7 + 7 there, although
- * the last 2 run on a narrow tile: counted as 16, those maps went there and ran 0.75-0.90x)
+ * serves an NHWC plan (but the few in the comment below), and an NCHW plan where its
+ * products, counted as whole register tiles, run no more tile columns than this driver's
+ * (16-tile strips against its 7-tile register tiles: a 14^2 or 16^2 map's 16 F(4x4) tiles are
+ * one strip here, 7 + 7 + 7 there, although the last 2 run on a narrow tile: counted as 16,
+ * those maps went there and ran 0.75-0.90x)
  * and an image's output stays within FCONV_CACHED_BYTES (this driver streams large outputs;
  * that one's row transposes do not).
  * 2 threads, winograd-4x4, 3-5 alternated rounds, this driver's time / the channels-last's

@@ -44,9 +44,10 @@ void fconv_wino_transform_filter(const struct fconv_wino_matrices *mat, const fl
 /*
  * The channels-last driver (winograd-channels-last.c) for F(m x m, 3 x 3), m = 2, 4, 6: whether
  * it can run the plan (conv2d, one group, C and K multiples of 16; winograd.c decides whether it
- * does: every such NHWC plan, NCHW ones by their tile columns and output size), and its
- * workspace, prepare (plan-time weights transformed into plan->algo_state, freed by
- * fconv_free_aligned) and execute, the same contracts as fconv_algorithm's.
+ * does: NHWC plans but those of one NCHW strip with U past the last-level cache, NCHW ones by
+ * their tile columns and output size), and its workspace, prepare (plan-time weights
+ * transformed into plan->algo_state, freed by fconv_free_aligned) and execute, the same
+ * contracts as fconv_algorithm's.
  */
 int fconv_wino_channels_last_serves(const fconv_plan *plan, int m);
 /* Whether winograd.c hands this plan (of winograd-2x2/4x4/6x6, m) to the channels-last driver. */
