@@ -762,23 +762,29 @@ static double product_columns(const struct wino_geometry *g) {
  */
 int fconv_wino_channels_last_runs(const fconv_plan *plan, int m) {
     if (!fconv_wino_channels_last_serves(plan, m)) return 0;
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    /* NHWC: this driver, unless all the tiles fit one of the NCHW driver's strips, U outgrows
+     * the last-level cache and this driver's register tiles pad the products more than that
+     * strip: U is then read at memory's pace with the multiply-adds of the strip's tiles to hide
+     * it, which the NCHW driver's one strip does better than this driver's passes of 7, 7 and 2
+     * tiles; it runs on layout.c's copies (x and y of 16 tiles: small). 2 threads, winograd-4x4,
+     * 5 alternated rounds, the Sapphire Rapids VM: 1 x 512 x 14^2 NHWC 1.35x, 1 x 512 x 16^2
+     * 1.41-1.46, 1 x 1024 x 16^2 1.39-1.45 (U of 37.7 and 151 MB); with U of 9.4 MB (256
+     * channels) level, of 2.4 MB (128) 0.8; 8 x 512 x 14^2 (128 tiles) 0.84-0.87. On Zen 5
+     * (docs/benchmarks.md) the NCHW driver had run 1 x 1024 x 16^2 in 3.54-3.58 ms where this
+     * one ran it NHWC in 4.06-4.21, 512 channels within 5% either way. The tests that need no
+     * geometry go first: every execute asks. */
+    if (d->layout == FCONV_LAYOUT_NHWC) {
+        const double tiles = (double)d->n * (double)((plan->out_h + m - 1) / m) * (double)((plan->out_w + m - 1) / m);
+        const double u_bytes = (double)((m + 2) * (m + 2)) * (double)d->c * (double)d->k * sizeof(float);
+        if (tiles > FCONV_WINO_STRIP || u_bytes <= (double)WINO_U_CACHED_BYTES) return 1;
+    }
     const struct wino_geometry g = geometry(plan, m);
     double whole_tiles;
     fconv_wino_channels_last_columns(plan, m, NULL, &whole_tiles);
     const int fewer_columns = whole_tiles <= product_columns(&g) || g.tiles_w <= 2;
-    /* NHWC: this driver, unless its register tiles pad the products more than the NCHW
-     * driver's strips, all the tiles fit one strip and U outgrows the last-level cache: U is
-     * then read at memory's pace with the multiply-adds of a strip's tiles to hide it, which
-     * the NCHW driver's one strip does better than this driver's passes of 7, 7 and 2 tiles;
-     * it runs on layout.c's copies (x and y of 16 tiles: small). 2 threads, winograd-4x4, 5
-     * alternated rounds, the Sapphire Rapids VM: 1 x 512 x 14^2 NHWC 1.35x, 1 x 512 x 16^2
-     * 1.41-1.46, 1 x 1024 x 16^2 1.39-1.45 (U of 37.7 and 151 MB); with U of 9.4 MB (256
-     * channels) level, of 2.4 MB (128) 0.8; 8 x 512 x 14^2 (128 tiles) 0.84-0.87. On Zen 5
-     * (docs/benchmarks.md) the NCHW driver had run 1 x 1024 x 16^2 in 3.54-3.58 ms where this
-     * one ran it NHWC in 4.06-4.21, 512 channels within 5% either way. */
-    if (plan->conv2d.layout == FCONV_LAYOUT_NHWC)
-        return fewer_columns || g.tiles > FCONV_WINO_STRIP || g.u_size <= WINO_U_CACHED_BYTES;
-    const double y_image = (double)plan->conv2d.k * (double)(plan->out_h * plan->out_w) * sizeof(float);
+    if (d->layout == FCONV_LAYOUT_NHWC) return fewer_columns;
+    const double y_image = (double)d->k * (double)(plan->out_h * plan->out_w) * sizeof(float);
     return fewer_columns && y_image <= FCONV_CACHED_BYTES;
 }
 
