@@ -1,7 +1,8 @@
 /*
  * cpu-x86.c — which SIMD instruction sets this CPU has and the OS enables: CPUID for the
  * feature bits, XGETBV for whether the OS saves the AVX / AVX-512 register state (a CPU
- * bit alone is not enough). Computed once, thread-safely.
+ * bit alone is not enough), and from the vendor whether unaligned vector loads are slow.
+ * Computed once, thread-safely.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -20,6 +21,8 @@ static uint64_t read_xcr0(void) {
 
 static void detect(fconv_cpu_info *c) {
     unsigned a, b, cx, d;
+    if (__get_cpuid(0, &a, &b, &cx, &d)) /* the vendor string, in EBX, EDX, ECX */
+        c->split_loads_slow = b == 0x756e6547u && d == 0x49656e69u && cx == 0x6c65746eu; /* GenuineIntel */
     if (!__get_cpuid(1, &a, &b, &cx, &d)) return;
     c->sse2 = (d >> 26) & 1;
     int osxsave = (cx >> 27) & 1;

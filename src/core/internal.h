@@ -271,6 +271,11 @@ static inline void fconv_stream_fence(void) {
 typedef struct fconv_cpu_info {
     int sse2, avx, avx2, fma, avx512f, avx512bw, avx512vl, avx512dq;
     int os_avx, os_avx512;        /* XGETBV says the OS saves the registers */
+    /* A vector load that straddles two cache lines costs about two loads' time (Intel's cores:
+     * on an Ice Lake VM, 0.5 such 64-byte loads per cycle against 2 aligned ones; AMD's Zen 4
+     * and 5 take them at little cost), so a kernel reading many of them is better off copying
+     * its operand to aligned memory first. */
+    int split_loads_slow;
 } fconv_cpu_info;
 
 const fconv_cpu_info *fconv_cpu(void);

@@ -256,6 +256,38 @@ static void check_ukernel_half_rows(const struct fconv_kernels *kern) {
     free(want);
 }
 
+/* B shallow enough to be read in place (k <= 64, ldb a whole number of vectors), once from
+ * a vector boundary and once a float past it: where unaligned loads are slow the second is
+ * packed instead (gemm-packed.c's b_in_place), elsewhere read in place too; either way the
+ * same bits as the aligned run, for 1 and 2 threads. */
+static void check_b_placement(const struct fconv_kernels *kern) {
+    const size_t m = 24, n = 160, k = 48, ldb = n;
+    float *a = malloc(sizeof(float) * m * k), *buf = fconv_alloc_aligned(sizeof(float) * (k * ldb + 1));
+    float *b = fconv_alloc_aligned(sizeof(float) * k * ldb), *ap = fconv_alloc_aligned(sizeof(float) *
+                                                                   fconv_gemm_packed_a_floats(kern, m, k));
+    float *c0 = malloc(sizeof(float) * m * n), *c1 = malloc(sizeof(float) * m * n);
+    test_fill_random(a, m * k);
+    test_fill_random(b, k * ldb);
+    memcpy(buf + 1, b, sizeof(float) * k * ldb);
+    fconv_gemm_pack_a(kern, m, k, a, k, ap);
+    for (int threads = 1; threads <= 2; threads++) {
+        fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, c0, n, 0, NULL, 0);
+        fconv_gemm_prepacked(kern, threads, m, n, k, ap, buf + 1, ldb, c1, n, 0, NULL, 0);
+        CHECKF(memcmp(c0, c1, sizeof(float) * m * n) == 0, "%s: B one float off a vector boundary changed "
+               "the prepacked product's bits (%d threads)", kern->name, threads);
+        fconv_gemm_packed(kern, threads, 0, 0, m, n, k, a, k, b, ldb, 0, c0, n);
+        fconv_gemm_packed(kern, threads, 0, 0, m, n, k, a, k, buf + 1, ldb, 0, c1, n);
+        CHECKF(memcmp(c0, c1, sizeof(float) * m * n) == 0, "%s: B one float off a vector boundary changed "
+               "the product's bits (%d threads)", kern->name, threads);
+    }
+    free(a);
+    fconv_free_aligned(buf);
+    fconv_free_aligned(b);
+    fconv_free_aligned(ap);
+    free(c0);
+    free(c1);
+}
+
 static void test_gemm_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
         const struct fconv_kernels *kern = test_isa_kernels("test_kernels_gemm", (fconv_isa)isa);
@@ -266,6 +298,7 @@ static void test_gemm_all_isas(void) {
         check_ukernel(kern, 1);
         check_ukernel_cols(kern);
         check_ukernel_half_rows(kern);
+        check_b_placement(kern);
         /* every remainder of MR and NR, once each */
         for (size_t m = 1; m <= 2 * kern->gemm_mr + 1; m++)
             check_gemm(kern, m, 2 * kern->gemm_nr + 3, 5, 0, 0, 0);

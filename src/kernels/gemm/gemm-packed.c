@@ -16,6 +16,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdint.h>
 
 #include "core/cost-model.h"
 #include "core/dispatch.h"
@@ -255,9 +256,16 @@ static double job_cost(size_t m, size_t n, size_t k, size_t mr, size_t nr, size_
 /* Whether untransposed B's whole slivers go to the micro-kernel unpacked: one k step of at
  * most B_IN_PLACE_DEPTH rows, ldb a whole number of vectors, and the rows' lines spread over
  * L1's 64 sets (8 ways) with at most 4 in a set, so that a sliver stays in L1 from one row
- * block to the next (planes of 112^2 or 224^2 floats put every row in the same few sets). */
-static int b_in_place(const struct fconv_kernels *kern, int trans_b, size_t k, size_t ldb) {
+ * block to the next (planes of 112^2 or 224^2 floats put every row in the same few sets).
+ * Where unaligned loads are slow (fconv_cpu_info), B must also start on a vector boundary:
+ * from malloc's 16-byte-aligned input every load of B straddled two lines, and packed B ran
+ * faster (the same bits: the tiles add p in the same order either way). Ice Lake VM, 2
+ * threads, 9 alternated rounds against two copies of the old binary, im2col's 1x1 layers on
+ * NCHW: 1 x 64 x 56^2 -> 64 1.16x, -> 256 1.29x; 8 x 64 x 56^2 -> 64 1.38-1.47x, -> 256
+ * 1.42-1.79x. */
+static int b_in_place(const struct fconv_kernels *kern, int trans_b, size_t k, const float *b, size_t ldb) {
     if (trans_b || k > B_IN_PLACE_DEPTH || ldb % kern->lanes != 0) return 0;
+    if (fconv_cpu()->split_loads_slow && (uintptr_t)b % (kern->lanes * sizeof(float)) != 0) return 0;
     unsigned char lines[64] = {0};
     const size_t row_lines = (kern->gemm_nr * sizeof(float) + 63) / 64 + 1; /* + 1: unaligned */
     for (size_t p = 0; p < k; p++)
@@ -298,7 +306,7 @@ static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a,
     if (groups > row_slivers) groups = row_slivers;
     struct packed_ctx g = {kern, trans_a, trans_b, accumulate, stream && !accumulate && c_written_once(k),
                            m, n, k, lda, ldb, ldc, k_step(k), n_blocks, groups, a, b, a_packed, c, bias, relu,
-                           b_in_place(kern, trans_b, k, ldb)};
+                           b_in_place(kern, trans_b, k, b, ldb)};
     fconv_parallel_1d_steal(threads, groups * n_blocks, packed_job, &g);
 }
 
