@@ -874,6 +874,16 @@ static double wino_cost(const fconv_plan *plan, int m) {
      * write had put it at 9.5, above im2col's 8.4, which measured 7.8-8.6). */
     double y_bytes = (double)g.n * (double)g.groups * kg * (double)(g.out_h * g.out_w) * sizeof(float);
     double work = t / plan->threads;
+    /* U past a core's L2 is read from the shared cache or memory as the products run, at
+     * least once per run, each thread its share: where the cores read that slowly
+     * (fconv_cpu_info, Intel's mesh) the products wait on it, not on their multiply-adds.
+     * Ice Lake VM, 2 threads, 3-5 alternated rounds: 1 x 512 x 7^2 F(4x4) (U 37.7 MB)
+     * 1.73-1.81 ms against F(2x2) (16.8 MB) 1.08-1.62; 1 x 512 x 14^2 NCHW 3.22 against 2.78,
+     * NHWC 3.74 against 2.65; 1 x 1024 x 16^2 (F(4x4) 151 MB, 36 tiles a channel) keeps
+     * F(4x4), 9.1 against 10.1. On the Zen 5 VM's figure nothing changes: 37.7 MB in ~0.4
+     * ms on two threads, F(4x4)'s own time. */
+    if (g.packed && g.u_size > WINO_U_PRIVATE_BYTES)
+        work = fmax(work, (double)g.u_size / (fconv_cpu()->shared_read_bytes_per_s * plan->threads));
     if (y_bytes > FCONV_LLC_BYTES) work = g.stream ? fmax(work, y_bytes / 50e9) : work + y_bytes / 20e9;
     return work + 5e-6;
 }

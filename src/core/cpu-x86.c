@@ -1,7 +1,8 @@
 /*
  * cpu-x86.c — which SIMD instruction sets this CPU has and the OS enables: CPUID for the
  * feature bits, XGETBV for whether the OS saves the AVX / AVX-512 register state (a CPU
- * bit alone is not enough), and from the vendor whether unaligned vector loads are slow.
+ * bit alone is not enough), and from the vendor whether unaligned vector loads are slow and
+ * how fast a core reads from beyond its L2.
  * Computed once, thread-safely.
  */
 #include <pthread.h>
@@ -21,8 +22,11 @@ static uint64_t read_xcr0(void) {
 
 static void detect(fconv_cpu_info *c) {
     unsigned a, b, cx, d;
-    if (__get_cpuid(0, &a, &b, &cx, &d)) /* the vendor string, in EBX, EDX, ECX */
-        c->split_loads_slow = b == 0x756e6547u && d == 0x49656e69u && cx == 0x6c65746eu; /* GenuineIntel */
+    if (__get_cpuid(0, &a, &b, &cx, &d) /* the vendor string, in EBX, EDX, ECX */
+        && b == 0x756e6547u && d == 0x49656e69u && cx == 0x6c65746eu) { /* GenuineIntel */
+        c->split_loads_slow = 1;
+        c->shared_read_bytes_per_s = 12e9;
+    }
     if (!__get_cpuid(1, &a, &b, &cx, &d)) return;
     c->sse2 = (d >> 26) & 1;
     int osxsave = (cx >> 27) & 1;
@@ -51,6 +55,7 @@ static char cpu_string[160];
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 
 static void init_cpu(void) {
+    cpu_info.shared_read_bytes_per_s = 47e9; /* unless detect() knows the cores read slower */
     detect(&cpu_info);
     const fconv_cpu_info *c = &cpu_info;
 #if defined(__x86_64__)

@@ -276,6 +276,15 @@ typedef struct fconv_cpu_info {
      * and 5 take them at little cost), so a kernel reading many of them is better off copying
      * its operand to aligned memory first. */
     int split_loads_slow;
+    /* Bytes a second one core reads of a stream from beyond its L2 (the shared cache, or
+     * memory) while the others do the same: what a product reading Winograd's transformed
+     * weights once per run is held to. AMD's Zen 5 VM served 37.7 MB of them on 2 threads in
+     * ~0.4 ms (~47 GB/s a core, its L3 holding most); Intel's server cores read their mesh's
+     * cache far slower: ~10 GB/s a core on a Sapphire Rapids VM, 11-16 on an Ice Lake VM (a
+     * 38 MB buffer re-read by 2 threads, 21-33 GB/s). From the vendor, as split_loads_slow
+     * (an Intel client core reads its ring's L3 faster, and AUTO then undervalues the larger
+     * Winograd tiles there; `fastconv tune` records what runs faster). */
+    double shared_read_bytes_per_s;
 } fconv_cpu_info;
 
 const fconv_cpu_info *fconv_cpu(void);

@@ -569,6 +569,45 @@ static void test_declines(void) {
     CHECK_STR_CONTAINS(fconv_last_error(), "winograd-rows does not serve filter2d");
 }
 
+/* AUTO weighs U's read from beyond L2 (fconv_cpu_info.shared_read_bytes_per_s): 1 x 512 x
+ * 7^2 -> 512 has four F(4x4) tiles a channel, so its products read U (37.7 MB, F(2x2)'s
+ * 16.8) once for few multiply-adds. Where the cores read it slowly (Intel's mesh) AUTO takes
+ * winograd-2x2, at the Zen 5 VM's rate winograd-4x4, as measured on each. */
+static void auto_under_read_rate(double rate, fconv_layout layout, fconv_algo expect) {
+    fconv_cpu_info *cpu = (fconv_cpu_info *)fconv_cpu(); /* a test-only override, restored below */
+    const double saved = cpu->shared_read_bytes_per_s;
+    cpu->shared_read_bytes_per_s = rate;
+    fconv_conv2d_desc d = {.n = 1, .c = 512, .h = 7, .w = 7, .k = 512, .r = 3, .s = 3,
+                           .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .layout = layout};
+    fconv_options o = {.threads = 2};
+    fconv_plan *p = NULL;
+    /* weights at plan time, as a layer has them: given at each execute, their transform
+     * would cost every Winograd plan more than implicit-gemm's whole run */
+    float *w = calloc((size_t)(d.k * d.c * d.r * d.s), sizeof *w);
+    CHECK(w && fconv_plan_conv2d(&d, &o, w, NULL, &p) == FCONV_OK);
+    free(w);
+    if (p) {
+        CHECKF(fconv_plan_algo(p) == expect, "%.0f GB/s a core, layout %d: AUTO took %s, not %s (%s)", rate / 1e9,
+               (int)layout, fconv_algo_name(fconv_plan_algo(p)), fconv_algo_name(expect), fconv_plan_explain(p));
+        fconv_plan_destroy(p);
+    }
+    cpu->shared_read_bytes_per_s = saved;
+}
+
+static void test_weight_read_rate(void) {
+    if (fconv_kernels_for(FCONV_ISA_AUTO)->isa < FCONV_ISA_AVX512) {
+        printf("note: the read-rate choice is calibrated for AVX-512's products; skipped\n");
+        return;
+    }
+    CHECK(fconv_wisdom_use_file("") == FCONV_OK); /* AUTO's model alone, no recorded choice */
+    for (int l = 0; l < 2; l++) {
+        const fconv_layout layout = l ? FCONV_LAYOUT_NHWC : FCONV_LAYOUT_NCHW;
+        auto_under_read_rate(12e9, layout, FCONV_ALGO_WINOGRAD_2X2);
+        auto_under_read_rate(47e9, layout, FCONV_ALGO_WINOGRAD_4X4);
+    }
+    CHECK(fconv_wisdom_use_file(NULL) == FCONV_OK);
+}
+
 int main(void) {
     test_init();
     TEST(test_matrices_1d);
@@ -579,5 +618,6 @@ int main(void) {
     TEST(test_channels_last_driver);
     TEST(test_rows);
     TEST(test_declines);
+    TEST(test_weight_read_rate);
     return test_finish();
 }
