@@ -46,8 +46,9 @@ struct rows_args {
 };
 
 /* Columns [q, q + 4*VF_LANES) of an output row, cut at out_w: the four phase vectors
- * interleaved in registers and stored whole (streamed with stream), or lane by lane past the
- * row's end. Written straight from the product: stores spread among its multiply-adds,
+ * interleaved in registers and stored whole (streamed with stream), or vector by vector past
+ * the row's end (whole ones streamed too: plain, they had read in the lines they write, 1/7
+ * of a 224-column row). Written straight from the product: stores spread among its multiply-adds,
  * where a scatter pass after each row had stalled on its bursts of non-temporal stores
  * (3 -> 64 on 224^2 x 8, one thread: 14 ms, against direct's 8.5). */
 static ALWAYS_INLINE void store_columns(const struct rows_args *r, float *yrow, size_t q, const vf o[4]) {
@@ -62,7 +63,8 @@ static ALWAYS_INLINE void store_columns(const struct rows_args *r, float *yrow, 
     }
     for (size_t v = 0; v < 4 && q + v * VF_LANES < r->out_w; v++) {
         const size_t left = r->out_w - q - v * VF_LANES;
-        if (left >= VF_LANES) vf_storeu(yrow + q + v * VF_LANES, out[v]);
+        if (left >= VF_LANES && r->stream) vf_stream(yrow + q + v * VF_LANES, out[v]);
+        else if (left >= VF_LANES) vf_storeu(yrow + q + v * VF_LANES, out[v]);
         else vf_storeu_partial(yrow + q + v * VF_LANES, out[v], left);
     }
 }
