@@ -152,8 +152,11 @@ fconv_status fconv_select_algorithm(fconv_plan *plan);
 
 /* ---- conv2d's NHWC through NCHW copies (layout.c) ----------------------------------------- */
 
-/* Does plan run algorithm a on NCHW copies of x and y (an NHWC conv2d, a not NHWC-native)? */
+/* Does plan run algorithm a on NCHW copies of x and y (an NHWC conv2d, a not NHWC-native)?
+ * A one-channel x or y needs none (NHWC and NCHW lie alike): not where neither needs one. */
 int fconv_layout_copies(const fconv_plan *plan, const struct fconv_algorithm *a);
+/* Which of them such a plan copies: "x and y", "x" or "y". */
+const char *fconv_layout_copies_named(const fconv_plan *plan);
 /* The copies' bytes, at the end of such an algorithm's workspace (algo_workspace_bytes). */
 size_t fconv_layout_copy_bytes(const fconv_plan *plan);
 /* Their estimated time in seconds, in the cost models' units. */
@@ -162,8 +165,9 @@ double fconv_layout_copy_seconds(const fconv_plan *plan);
 double fconv_algorithm_cost(const fconv_plan *plan, const struct fconv_algorithm *a);
 /* For a plan whose algorithm runs on copies: x transposed into its NCHW copy at the end of
  * the aligned workspace (of algo_workspace_bytes), *x_nchw that copy and *y_nchw where the
- * algorithm writes its NCHW output; then, once it has, that output transposed into y. */
-void fconv_layout_to_nchw(const fconv_plan *plan, const float *x, void *workspace, const float **x_nchw,
+ * algorithm writes its NCHW output (x and y themselves where they have one channel); then,
+ * once it has, that output transposed into y. */
+void fconv_layout_to_nchw(const fconv_plan *plan, const float *x, float *y, void *workspace, const float **x_nchw,
                           float **y_nchw);
 void fconv_layout_to_nhwc(const fconv_plan *plan, const float *y_nchw, float *y);
 

@@ -225,7 +225,7 @@ fconv_status fconv_execute_with_workspace(const fconv_plan *plan, const float *x
     const int copies = fconv_layout_copies(plan, plan->algo);
     const float *xa = x;
     float *ya = y;
-    if (copies) fconv_layout_to_nchw(plan, x, aligned, &xa, &ya);
+    if (copies) fconv_layout_to_nchw(plan, x, y, aligned, &xa, &ya);
     if (plan->algo->execute_device) {
         st = plan->algo->execute_device(plan, xa, w, bias, ya); /* GPU: records its timing */
         if (st != FCONV_OK) return st;                          /* y untouched */

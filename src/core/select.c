@@ -53,8 +53,8 @@ static fconv_status check_candidate(const fconv_plan *plan, const struct fconv_a
 static void explain_layout(fconv_plan *plan) {
     if (!fconv_layout_copies(plan, plan->algo)) return;
     size_t used = strlen(plan->explain);
-    snprintf(plan->explain + used, sizeof plan->explain - used,
-             "; NHWC through NCHW copies of x and y in the workspace");
+    snprintf(plan->explain + used, sizeof plan->explain - used, "; NHWC through NCHW copies of %s in the workspace",
+             fconv_layout_copies_named(plan));
 }
 
 fconv_status fconv_select_algorithm(fconv_plan *plan) {

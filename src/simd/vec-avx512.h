@@ -64,6 +64,18 @@ static inline void vf_deinterleave4(const vf in[4], vf o[4]) {
     o[2] = _mm512_shuffle_f32x4(ab02, cd02, _MM_SHUFFLE(3, 2, 3, 2));
     o[3] = _mm512_shuffle_f32x4(ab13, cd13, _MM_SHUFFLE(3, 2, 3, 2));
 }
+/* The 3-way deinterleave of the 3*VF_LANES floats in in[0..2] (see vec-avx2.h): o[j][t] = float
+ * 3t + j, from in[0] and in[1] by one two-source permute, the lanes whose float lies in in[2]
+ * (3t + j >= 32) by a masked one-source one with the same indices. */
+static inline void vf_deinterleave3(const vf in[3], vf o[3]) {
+    for (int j = 0; j < 3; j++) {
+        const __m512i at = _mm512_add_epi32(_mm512_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36, 39, 42, 45),
+                                            _mm512_set1_epi32(j));
+        const __m512i idx = _mm512_and_si512(at, _mm512_set1_epi32(31));
+        const __mmask16 past32 = _mm512_cmpge_epi32_mask(at, _mm512_set1_epi32(32));
+        o[j] = _mm512_mask_permutexvar_ps(_mm512_permutex2var_ps(in[0], idx, in[1]), past32, idx, in[2]);
+    }
+}
 /* The even floats of the 2*VF_LANES in a, b (see vec-avx2.h): one two-source permute. */
 static inline vf vf_even2(vf a, vf b) {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);

@@ -50,6 +50,10 @@ static inline vf vf_fold_halves(vf v) { return v; }
 static inline void vf_deinterleave4(const vf in[4], vf o[4]) {
     for (int j = 0; j < 4; j++) o[j] = in[j];
 }
+/* The 3-way deinterleave of the 3*VF_LANES floats in in[0..2] (see vec-avx2.h). */
+static inline void vf_deinterleave3(const vf in[3], vf o[3]) {
+    for (int j = 0; j < 3; j++) o[j] = in[j];
+}
 /* The even floats of the 2*VF_LANES in a, b (see vec-avx2.h): with one lane, a. */
 static inline vf vf_even2(vf a, vf b) {
     (void)b;

@@ -268,9 +268,10 @@ static void test_conv2d_blocks(void) {
 /* An output large enough to be streamed (non-temporal stores: NCHW, the NCHW driver's rows a
  * whole number of vectors and winograd-rows' rows; NHWC, the channels-last driver's tiles),
  * 64-byte aligned and not (plain stores): against the reference, the same bits either way,
- * and for 1 and 2 threads (each worker fences its own streamed stores). k <= 136. */
+ * and for 1 and 2 threads (each worker fences its own streamed stores). Rows of 160 columns:
+ * winograd-rows' steps of 64 end in a partial one, whose whole vectors stream too. k <= 136. */
 static void streamed_output(fconv_algo algo, fconv_layout layout, int64_t c, int64_t k) {
-    const fconv_conv2d_desc d = {.n = 1, .c = c, .h = 128, .w = 128, .k = k, .r = 3, .s = 3, .pad_top = 1,
+    const fconv_conv2d_desc d = {.n = 1, .c = c, .h = 128, .w = 160, .k = k, .r = 3, .s = 3, .pad_top = 1,
                                  .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
                                  .activation = FCONV_ACTIVATION_RELU, .layout = layout};
     float *y1 = NULL;

@@ -218,6 +218,33 @@ static void test_conv2d_groups_activation_extent(void) {
     EXPECT_OK(fconv_plan_conv2d(&d, &(fconv_options){.flags = FCONV_PLAN_NO_WORKSPACE}, NULL, NULL, &p));
     CHECK(fconv_plan_algo(p) == FCONV_ALGO_IMPLICIT_GEMM || fconv_plan_algo(p) == FCONV_ALGO_REFERENCE);
     fconv_plan_destroy(p);
+    /* A one-channel x or y lies in NHWC as in NCHW: only the other is copied, and with one
+     * channel in and out nothing is (the workspace is the NCHW plan's). */
+    {
+        static const int64_t cks[4][2] = {{1, 1}, {1, 3}, {2, 1}, {2, 3}};
+        static const char *copied[4] = {NULL, "NCHW copies of y in", "NCHW copies of x in", "NCHW copies of x and y"};
+        for (int i = 0; i < 4; i++) {
+            d = valid_conv2d();
+            d.c = cks[i][0];
+            d.k = cks[i][1];
+            fconv_plan *nchw = NULL;
+            EXPECT_OK(fconv_plan_conv2d(&d, &(fconv_options){.algo = FCONV_ALGO_DIRECT}, NULL, NULL, &nchw));
+            d.layout = FCONV_LAYOUT_NHWC;
+            EXPECT_OK(fconv_plan_conv2d(&d, &(fconv_options){.algo = FCONV_ALGO_DIRECT}, NULL, NULL, &p));
+            size_t copies = (size_t)((d.c > 1 ? fconv_plan_input_elements(p) : 0) +
+                                     (d.k > 1 ? fconv_plan_output_elements(p) : 0)) * sizeof(float);
+            if (!copied[i]) {
+                CHECK(!strstr(fconv_plan_explain(p), "NCHW copies"));
+                CHECK_EQ_INT(fconv_plan_workspace_size(p), fconv_plan_workspace_size(nchw));
+            } else {
+                CHECK_STR_CONTAINS(fconv_plan_explain(p), copied[i]);
+                CHECK(fconv_plan_workspace_size(p) >= fconv_plan_workspace_size(nchw) + copies);
+                CHECK(fconv_plan_workspace_size(p) < fconv_plan_workspace_size(nchw) + copies + 256);
+            }
+            fconv_plan_destroy(p);
+            fconv_plan_destroy(nchw);
+        }
+    }
 
     /* Kernel (dilated) larger than the padded input: the output would be empty. */
     d = valid_conv2d(); /* h = w = 5, pad 1 each side: padded 7 */
