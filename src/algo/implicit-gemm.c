@@ -58,6 +58,16 @@ struct ig_geometry {
  * and deep strided layers, 4 for 128 channels on 57^2. */
 #define PASS_BYTES ((int64_t)8 << 20)
 
+/* Bytes of a core's L2 (1 MiB on Zen 4 and 5) a block's weights and a run's inputs may hold. */
+#define L2_BYTES ((int64_t)768 << 10)
+
+/* Multiply-adds a second the tile runs at on one thread (fitted on the 2-core Zen 4 VM on
+ * ResNet-50's strided layers and stem: AVX-512 7 x 64 tile 104-111 GFLOP/s, AVX2 6 x 16
+ * 94-101, scalar 7; two threads scale by 1.95-2.05), as flops. */
+static double tile_flops_per_second(const struct fconv_kernels *kern) {
+    return kern->isa >= FCONV_ISA_AVX512 ? 107e9 : kern->isa >= FCONV_ISA_AVX2 ? 95e9 : 7e9;
+}
+
 /* A block's weights for one chunk of the taps, where the kernel is one column wide (S = 1:
  * every tap reads a line of another channel's plane, from L2). Above this a run of tiles goes
  * over its taps chunk by chunk, every tile of the run through one chunk before the next, so
@@ -68,8 +78,22 @@ struct ig_geometry {
  * rounds, 2048 -> 512 0.298 -> 0.264 ms. The taps of a wider kernel's row read their lines
  * again from L1, and its weights from L3 kept up (3x3/2 layers at 92-95% of the FMA peak on
  * one thread with 295 KiB to 1.2 MiB a block): chunked, 128 x 56^2 and 256 x 28^2 3x3/2
- * were 5-6% slower. */
+ * were 5-6% slower. Not on Intel's cores, which read the shared cache at a third of Zen's
+ * rate (fconv_cpu_info.shared_read_bytes_per_s): a block's weights past L2 then come more
+ * slowly than the tile uses them (each weight feeds px multiply-adds: ~30 GB/s a core), and
+ * wider kernels are chunked too. 2 threads, Ice Lake VM, 512 -> 512 3x3/2 on 14^2 (1.2 MiB a
+ * block), with the runs of every tile (run_tiles), against two copies of the old binary: NHWC
+ * 21 alternated rounds 1.59 / 1.48 -> 1.39 ms (fastest 1.15 -> 0.98), NCHW 15 rounds 1.83 ->
+ * 1.60; batch 8, 7 rounds, NCHW 13.5 -> 11.8, NHWC 11.7 / 10.5 -> 10.4 (oneDNN 10.9-12.1). */
 #define CHUNK_WEIGHT_BYTES ((int64_t)256 << 10)
+
+/* Whether a block's weights of weight_bytes are read from the shared cache by every tile
+ * faster than a core gets them (above): chunks then keep them in L2 for a run. */
+static int weights_outrun_shared_cache(const struct fconv_kernels *kern, int64_t px, int64_t weight_bytes) {
+    /* each weight feeds px multiply-adds */
+    const double bytes_per_second = tile_flops_per_second(kern) * sizeof(float) / (2.0 * (double)px);
+    return weight_bytes > L2_BYTES && bytes_per_second > fconv_cpu()->shared_read_bytes_per_s;
+}
 
 static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     const fconv_conv2d_desc *d = &plan->conv2d;
@@ -119,7 +143,9 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     int64_t image_bytes = g->c * g->hp * g->wp * (int64_t)sizeof(float);
     g->pass = !g->copy ? g->n : image_bytes >= PASS_BYTES ? 1 : PASS_BYTES / image_bytes < g->n ? PASS_BYTES / image_bytes : g->n;
     const int64_t weight_bytes = g->taps * g->block * (int64_t)sizeof(float);
-    const int64_t chunks = d->s > 1 ? 1 : (weight_bytes + CHUNK_WEIGHT_BYTES - 1) / CHUNK_WEIGHT_BYTES;
+    const int64_t chunks = d->s > 1 && !weights_outrun_shared_cache(kern, g->px, weight_bytes)
+                               ? 1
+                               : (weight_bytes + CHUNK_WEIGHT_BYTES - 1) / CHUNK_WEIGHT_BYTES;
     g->chunk = (g->taps + chunks - 1) / chunks;
 }
 
@@ -138,29 +164,30 @@ static size_t packed_floats(const struct ig_geometry *g) {
     return (size_t)g->groups * (size_t)g->blocks * (size_t)g->taps * (size_t)g->block;
 }
 
-/* Bytes of a core's L2 (1 MiB on Zen 4 and 5) a block's weights and a run's inputs may hold. */
-#define L2_BYTES ((int64_t)768 << 10)
-
 /* Tiles a thread runs against one weight block before the next block. Per tile and block,
  * a run of T tiles reads the block's weights from L3 once per run (W/T) and, where the run's
  * inputs and the block's weights share L2, its inputs once per run (I/blocks), else once per
- * block (I); the longest run, a thread's share of the tiles, keeps the weights in L2 and
- * streams the inputs. Against one tile per run (2 threads, Zen 5, one sitting): 1024 -> 512
- * 1x1 on 14^2 0.61 -> 0.55-0.56 ms; 8 x 256 x 14^2 -> 1024 2.76 -> 2.55-2.63; 8 x 256 x 28^2
- * 3x3/2 5.93 -> 5.50-5.54 (runs of 4, 16 or a whole share alike within the noise). With chunks
- * the weights and inputs are a chunk's. */
+ * block (I); the longest run, the pass's every tile, keeps the weights in L2 and streams the
+ * inputs. Against one tile per run (2 threads, Zen 5, one sitting): 1024 -> 512 1x1 on 14^2
+ * 0.61 -> 0.55-0.56 ms; 8 x 256 x 14^2 -> 1024 2.76 -> 2.55-2.63; 8 x 256 x 28^2 3x3/2 5.93 ->
+ * 5.50-5.54 (runs of 4, 16 or a thread's share alike within the noise). A run of every tile
+ * rather than a thread's share: the threads then share out the blocks, each block's weights
+ * read from L3 once in all rather than once per thread (2 threads, Ice Lake VM, 5 alternated
+ * rounds: 1 x 256 x 28^2 3x3/2 NCHW and NHWC 1.11-1.17x, 8 x 256 x 28^2 1.15-1.20x, 8 x 512 x
+ * 14^2 1.10-1.13x, 1 x 128 x 56^2 level; six 1x1 layers and the NHWC stem level in 7). With
+ * chunks the weights and inputs are a chunk's. */
 static int64_t run_tiles(const struct ig_geometry *g, const fconv_conv2d_desc *d, int threads) {
     /* a block's weights and a tile's input rows for one chunk of the taps */
     const double w = (double)(g->chunk * g->block * (int64_t)sizeof(float));
     const double in = (double)(g->cg * d->r * ((g->px - 1) * d->stride_w + (d->s - 1) * d->dilation_w + 1) *
                                (int64_t)sizeof(float)) * (double)g->chunk / (double)g->taps;
-    const int64_t share = (g->pass * g->tiles + threads - 1) / threads;
+    const int64_t whole = g->pass * g->tiles, share = (whole + threads - 1) / threads;
     int64_t fit = (int64_t)(((double)L2_BYTES - w) / in);
     fit = fit < 1 ? 1 : fit > share ? share : fit;
     const double blocks = (double)(g->groups * g->blocks);
     const double cost_fit = w / (double)fit + ((double)fit * in + w <= (double)L2_BYTES ? in / blocks : in);
-    const double cost_share = w / (double)share + in;
-    return cost_fit <= cost_share ? fit : share;
+    const double cost_whole = w / (double)whole + ((double)whole * in + w <= (double)L2_BYTES ? in / blocks : in);
+    return cost_fit <= cost_whole ? fit : whole;
 }
 
 /* Workspace: [zero-padded image, all C channels][packed weights][the sums of a run's tiles
@@ -226,16 +253,14 @@ static double store_seconds_per_output(const struct ig_geometry *g) {
 
 /*
  * Seconds: the tiles' multiply-adds (whole tiles and channel vectors, padding lanes included)
- * at the ISA's rate, fitted on the 2-core Zen 4 VM on ResNet-50's strided layers and stem (one
- * thread: AVX-512 7 x 64 tile 104-111 GFLOP/s, AVX2 6 x 16 94-101, scalar 7; two threads
- * scale by 1.95-2.05), plus the copy into the padded image and the transposing stores
- * (store_seconds_per_output).
+ * at the ISA's rate (tile_flops_per_second), plus the copy into the padded image and the
+ * transposing stores (store_seconds_per_output).
  */
 static double ig_cost(const fconv_plan *plan) {
     struct ig_geometry g;
     ig_geometry(plan, &g);
     const struct fconv_kernels *kern = plan->kernels;
-    double rate = kern->isa >= FCONV_ISA_AVX512 ? 107e9 : kern->isa >= FCONV_ISA_AVX2 ? 95e9 : 7e9;
+    const double rate = tile_flops_per_second(kern);
     double vectors = 0.0;
     for (int64_t b = 0; b < g.blocks; b++) vectors += (double)block_vectors(&g, b);
     double macs = (double)g.n * (double)g.groups * (double)g.tiles * (double)g.px * vectors * (double)g.lanes *

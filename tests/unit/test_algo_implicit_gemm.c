@@ -5,12 +5,14 @@
  * pixel counts that leave a partial last tile (a narrow tile with whole channel blocks), a
  * one-pixel output (the transposing store's stride is 1), windows that stay inside the image (no padded copy), reach one side's
  * padding only or lie wholly in it (the kernel rows a tile skips), batches split into
- * passes of padded copies, taps in chunks, NaN through ReLU, and the workspace formula; the layers
+ * passes of padded copies, taps in chunks (3x3 kernels too, under a slow shared-cache rate),
+ * NaN through ReLU, and the workspace formula; the layers
  * and the in-place windows in both layouts (NCHW and NHWC). Run once per ISA (tests.cmake).
  */
 #include <math.h>
 #include <stdint.h>
 
+#include "core/internal.h"
 #include "fastconv.h"
 #include "ref/conv-ref.h"
 #include "test.h"
@@ -264,7 +266,65 @@ static void test_tap_chunks(void) {
                                     .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1});
 }
 
+/* Wider kernels are chunked too where the cores read the shared cache more slowly than the tile
+ * uses a block's weights past L2 (Intel's rate, forced here as a test-only override of the CPU
+ * figure, restored after): 3x3 layers with more than 768 KiB of weights a block on every ISA
+ * (scalar blocks are 4 channels wide), edged and padded-copy tiles, stride 1 and 2. Chunked
+ * (a sums buffer in the workspace) under the slow rate and not under Zen's, with the same bits
+ * (the scalar tile, at ~7 GFLOP/s, never outruns a cache: not chunked there either); against
+ * the reference, 1 and 2 threads, under the slow one. */
+static void test_wide_kernel_chunks(void) {
+    fconv_cpu_info *cpu = (fconv_cpu_info *)fconv_cpu();
+    const double saved = cpu->shared_read_bytes_per_s;
+    const fconv_conv2d_desc layers[] = {
+        {.n = 1, .c = 5500, .h = 7, .w = 7, .k = 5, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU},
+        {.n = 2, .c = 5500, .h = 12, .w = 12, .k = 3, .r = 3, .s = 3, .stride_h = 2, .stride_w = 2, .pad_top = 1,
+         .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
+    };
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
+        for (int l = 0; l < 2; l++) {
+            fconv_conv2d_desc d = layers[i];
+            d.layout = l ? FCONV_LAYOUT_NHWC : FCONV_LAYOUT_NCHW;
+            float *x = random_array(d.n * d.c * d.h * d.w), *w = random_array(d.k * d.c * d.r * d.s);
+            float *bias = random_array(d.k), *y[2] = {NULL, NULL};
+            size_t bytes[2] = {0, 0};
+            for (int slow = 0; slow < 2; slow++) {
+                cpu->shared_read_bytes_per_s = slow ? 12e9 : 47e9;
+                fconv_plan *p;
+                if (fconv_plan_conv2d(&d, &(fconv_options){.algo = FCONV_ALGO_IMPLICIT_GEMM, .threads = 2}, w,
+                                      d.has_bias ? bias : NULL, &p) != FCONV_OK) {
+                    CHECKF(0, "layer %zu: %s", i, fconv_last_error());
+                    continue;
+                }
+                bytes[slow] = fconv_plan_workspace_size(p);
+                y[slow] = malloc((size_t)fconv_plan_output_elements(p) * sizeof(float));
+                CHECK(fconv_execute(p, x, NULL, NULL, y[slow]) == FCONV_OK);
+                if (slow) {
+                    const int vector_tile = fconv_plan_isa(p) >= FCONV_ISA_AVX2;
+                    CHECKF((bytes[1] > bytes[0]) == vector_tile, "layer %zu layout %d, %s: %zu bytes, unchunked %zu", i,
+                           l, vector_tile ? "no sums between chunks" : "chunked", bytes[1], bytes[0]);
+                    CHECKF(y[0] && memcmp(y[0], y[1], (size_t)fconv_plan_output_elements(p) * sizeof(float)) == 0,
+                           "layer %zu layout %d: chunked taps changed the sums", i, l);
+                    check_layer_in(d);
+                }
+                fconv_plan_destroy(p);
+            }
+            free(x);
+            free(w);
+            free(bias);
+            free(y[0]);
+            free(y[1]);
+        }
+    cpu->shared_read_bytes_per_s = saved;
+}
+
 static void test_workspace(void) {
+    /* at Zen's shared-cache rate: below it (Intel's) the 9x9 layers' taps go in chunks, whose
+     * sums add to the workspace (test_wide_kernel_chunks) */
+    fconv_cpu_info *cpu = (fconv_cpu_info *)fconv_cpu();
+    const double saved = cpu->shared_read_bytes_per_s;
+    cpu->shared_read_bytes_per_s = 47e9;
     fconv_conv2d_desc stem = {.n = 2, .c = 3, .h = 224, .w = 224, .k = 64, .r = 7, .s = 7, .stride_h = 2,
                               .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3};
     /* 111 * 2 + 7 = 229 rows and columns (a row's first two windows reach the padding: copied);
@@ -286,6 +346,7 @@ static void test_workspace(void) {
     CHECK_EQ_INT(workspace(&big, 1), (size_t)2 * 64 * 128 * 128 * 4 + 63);
     big.h = big.w = 248;
     CHECK_EQ_INT(workspace(&big, 1), (size_t)64 * 256 * 256 * 4 + 63);
+    cpu->shared_read_bytes_per_s = saved;
 }
 
 /* 64 output channels fill whole channel blocks on every ISA, so a last tile with fewer pixels
@@ -310,6 +371,7 @@ int main(void) {
     TEST(test_edged_padding);
     TEST(test_nan);
     TEST(test_tap_chunks);
+    TEST(test_wide_kernel_chunks);
     TEST(test_narrow_tiles);
     TEST(test_workspace);
     return test_finish();
