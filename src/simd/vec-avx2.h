@@ -97,11 +97,17 @@ static inline void vf_deinterleave4(const vf in[4], vf o[4]) {
 }
 /* The 3-way deinterleave of 3*VF_LANES floats held in in[0..2] (float i in lane i % VF_LANES of
  * in[i / VF_LANES]): o[j][t] = float 3t + j, the channels of VF_LANES RGB pixels (NHWC to NCHW).
- * Through memory, as vf_every6. */
+ * Float 3t + j lies in lane (3t + j) % 8 of its vector, and those lanes differ for the three
+ * vectors: two blends gather o[j]'s floats into one vector, one permute puts them in order (a
+ * gather through memory ran 1.2-1.4x slower than the padded register transpose). */
 static inline void vf_deinterleave3(const vf in[3], vf o[3]) {
-    float buf[3 * 8];
-    for (int k = 0; k < 3; k++) _mm256_storeu_ps(buf + 8 * k, in[k]);
-    for (int j = 0; j < 3; j++) o[j] = _mm256_i32gather_ps(buf + j, _mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21), 4);
+    const __m256 a = in[0], b = in[1], c = in[2];
+    o[0] = _mm256_permutevar8x32_ps(_mm256_blend_ps(_mm256_blend_ps(a, b, 0x92), c, 0x24),
+                                    _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5));
+    o[1] = _mm256_permutevar8x32_ps(_mm256_blend_ps(_mm256_blend_ps(a, b, 0x24), c, 0x49),
+                                    _mm256_setr_epi32(1, 4, 7, 2, 5, 0, 3, 6));
+    o[2] = _mm256_permutevar8x32_ps(_mm256_blend_ps(_mm256_blend_ps(a, b, 0x49), c, 0x92),
+                                    _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
 }
 /* The even floats of the 2*VF_LANES in a (floats 0..7) and b (8..15): floats 0, 2, .. 14, the
  * columns a stride-2 window reads. Per 128-bit lane a2 a0 / b2 b0 pairs, then the 64-bit
