@@ -36,7 +36,7 @@ int fconv_layout_copies(const fconv_plan *plan, const struct fconv_algorithm *a)
            !(a->runs_nhwc && a->runs_nhwc(plan)) && (x_copied(plan) || y_copied(plan));
 }
 
-/* Bytes of x's copy, from the start of the copies (the copies' first bytes). */
+/* Bytes of x's copy, the copies' first bytes (none where x is read in place). */
 static size_t x_copy_bytes(const fconv_plan *plan) {
     return x_copied(plan) ? fconv_round_up_64((size_t)plan->x_elems * sizeof(float)) : 0;
 }

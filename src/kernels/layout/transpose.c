@@ -24,8 +24,8 @@ static ALWAYS_INLINE void transpose_square(const float *src, size_t ld_src, size
     }
 }
 
-/* Rows of c = 3 or 4 floats side by side (src rows p of an NHWC image's RGB or RGBA pixels) into
- * c rows of dst, VF_LANES rows at a time: their c vectors cut apart by a few permutes, where a
+/* Rows of c = 3 or 4 floats side by side (an NHWC image's RGB or RGBA pixels) into c rows of
+ * dst, VF_LANES rows at a time: their c vectors cut apart by a few permutes, where a
  * square, padded to VF_LANES columns, cost a whole register transpose for c columns (2 threads,
  * Ice Lake VM, 1 x 3 x 1024^2 -> 1 3x3 NHWC: the transpose 45% of the samples, the layer 17%).
  * The rows done; the rest go through squares. */
