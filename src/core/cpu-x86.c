@@ -25,7 +25,7 @@ static void detect(fconv_cpu_info *c) {
     if (__get_cpuid(0, &a, &b, &cx, &d) /* the vendor string, in EBX, EDX, ECX */
         && b == 0x756e6547u && d == 0x49656e69u && cx == 0x6c65746eu) { /* GenuineIntel */
         c->split_loads_slow = 1;
-        c->shared_read_bytes_per_s = 12e9;
+        c->shared_read_bytes_per_s = FCONV_SHARED_READ_BYTES_PER_S_INTEL;
     }
     if (!__get_cpuid(1, &a, &b, &cx, &d)) return;
     c->sse2 = (d >> 26) & 1;
@@ -55,7 +55,7 @@ static char cpu_string[160];
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 
 static void init_cpu(void) {
-    cpu_info.shared_read_bytes_per_s = 47e9; /* unless detect() knows the cores read slower */
+    cpu_info.shared_read_bytes_per_s = FCONV_SHARED_READ_BYTES_PER_S_DEFAULT; /* unless detect() knows better */
     detect(&cpu_info);
     const fconv_cpu_info *c = &cpu_info;
 #if defined(__x86_64__)

@@ -291,6 +291,11 @@ typedef struct fconv_cpu_info {
     double shared_read_bytes_per_s;
 } fconv_cpu_info;
 
+/* fconv_cpu_info.shared_read_bytes_per_s by vendor (above): Intel's, and everyone else's
+ * (Zen 5's). */
+#define FCONV_SHARED_READ_BYTES_PER_S_INTEL 12e9
+#define FCONV_SHARED_READ_BYTES_PER_S_DEFAULT 47e9
+
 const fconv_cpu_info *fconv_cpu(void);
 
 #endif /* FCONV_INTERNAL_H */

@@ -290,7 +290,7 @@ static void test_wide_kernel_chunks(void) {
             float *bias = random_array(d.k), *y[2] = {NULL, NULL};
             size_t bytes[2] = {0, 0};
             for (int slow = 0; slow < 2; slow++) {
-                cpu->shared_read_bytes_per_s = slow ? 12e9 : 47e9;
+                cpu->shared_read_bytes_per_s = slow ? FCONV_SHARED_READ_BYTES_PER_S_INTEL : FCONV_SHARED_READ_BYTES_PER_S_DEFAULT;
                 fconv_plan *p;
                 if (fconv_plan_conv2d(&d, &(fconv_options){.algo = FCONV_ALGO_IMPLICIT_GEMM, .threads = 2}, w,
                                       d.has_bias ? bias : NULL, &p) != FCONV_OK) {
@@ -324,7 +324,7 @@ static void test_workspace(void) {
      * sums add to the workspace (test_wide_kernel_chunks) */
     fconv_cpu_info *cpu = (fconv_cpu_info *)fconv_cpu();
     const double saved = cpu->shared_read_bytes_per_s;
-    cpu->shared_read_bytes_per_s = 47e9;
+    cpu->shared_read_bytes_per_s = FCONV_SHARED_READ_BYTES_PER_S_DEFAULT;
     fconv_conv2d_desc stem = {.n = 2, .c = 3, .h = 224, .w = 224, .k = 64, .r = 7, .s = 7, .stride_h = 2,
                               .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3};
     /* 111 * 2 + 7 = 229 rows and columns (a row's first two windows reach the padding: copied);

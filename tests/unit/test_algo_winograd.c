@@ -603,8 +603,8 @@ static void test_weight_read_rate(void) {
     CHECK(fconv_wisdom_use_file("") == FCONV_OK); /* AUTO's model alone, no recorded choice */
     for (int l = 0; l < 2; l++) {
         const fconv_layout layout = l ? FCONV_LAYOUT_NHWC : FCONV_LAYOUT_NCHW;
-        auto_under_read_rate(12e9, layout, FCONV_ALGO_WINOGRAD_2X2);
-        auto_under_read_rate(47e9, layout, FCONV_ALGO_WINOGRAD_4X4);
+        auto_under_read_rate(FCONV_SHARED_READ_BYTES_PER_S_INTEL, layout, FCONV_ALGO_WINOGRAD_2X2);
+        auto_under_read_rate(FCONV_SHARED_READ_BYTES_PER_S_DEFAULT, layout, FCONV_ALGO_WINOGRAD_4X4);
     }
     CHECK(fconv_wisdom_use_file(NULL) == FCONV_OK);
 }
