@@ -22,6 +22,12 @@
  * and RGB 1024^2 5x5 ties). The Zen 5 VM had measured it 2x slower with AVX2 (4096^2 5x5
  * 19.6 vs 9.3 ms), which this VM does not reproduce. */
 #define FILTER_STREAM_BYTES (32.0 * 1024 * 1024)
+/* A sliding band's stores reach 32 rows a strip apart, each a read-for-ownership of its own
+ * that plain stores wait for: from 8 MB its outputs stream too (Ice Lake, 2 threads, 41
+ * alternations in one process: 2048^2 7x7 3.00 -> 2.47 ms streamed, 3.13 plain; RGB 1024^2
+ * 5x5 1.39 -> 1.16, 1.48 plain; 2048^2 5x5 1.86 -> 1.66; 1024^2 5x5 (4 MB) plain 0.51,
+ * streamed 0.47, 4x4 plain 0.37, streamed 0.43). */
+#define FILTER_BAND_STREAM_BYTES (8.0 * 1024 * 1024)
 
 /* Output floats per task: 16 KiB of outputs stay in L1 while the taps stream through. */
 #define DIRECT_CHUNK 4096
@@ -32,6 +38,7 @@ struct filter_ctx {
     float *y;
     int64_t chunk_cols; /* output columns per task */
     int64_t chunks;     /* tasks per output row */
+    int64_t band;       /* output rows per task */
     int stream;         /* FCONV_ROWS_STREAM for the interior, or 0 */
     int64_t pad;        /* output column j reads input columns j - pad .. j - pad + kw - 1 */
 };
@@ -51,17 +58,22 @@ static const float *kernel_row(const fconv_filter2d_desc *f, const float *w, int
  * the previous): bounds the row-pointer arrays on the stack. */
 #define ROWS_PER_CALL 64
 
-/* Output rows per task. Kernels at least FILTER_MIN_KH tall run them through the multi-row
- * kernel, which loads each input row once for all of them (kh-fold fewer loads than one row
- * at a time): 5x5 and 7x7 gain 10-25% (2-core Zen 5 VM, 2048^2, one thread). 3x3 joined
+/* Output rows per call of the multi-row kernel. Kernels at least FILTER_MIN_KH tall run them
+ * through it, which loads each input row once for all of them (kh-fold fewer loads than one
+ * row at a time): 5x5 and 7x7 gain 10-25% (2-core Zen 5 VM, 2048^2, one thread). 3x3 joined
  * them on the Zen 4 VM (2 threads, 3 alternations: AVX-512 4096^2 5.94 -> 5.03 ms, 2048^2
  * 1.34 -> 0.95, 1024^2 0.231 -> 0.188; AVX2 4096^2 6.6 -> 6.2, RGB 1024^2 0.84 -> 0.58),
  * though the Zen 5 VM had measured it ~5% slower at 2048^2 and 4096^2, where the one-row
  * kernel's non-temporal stores help; 2-row kernels stay on the one-row kernel (4096^2 2x2
- * ran 3.5 -> 4.0 ms without them). Either way the block's edge columns are one strip. */
+ * ran 3.5 -> 4.0 ms without them). Kernels the ISA slides (fconv_direct_filter_rows_fn) take
+ * bands of up to FILTER_BAND_ROWS rows a task (Ice Lake, 2 threads, 31-41 alternations in
+ * one process against 4-row tasks: 512^2 5x5 0.171 -> 0.127 ms, 7x7 0.308 -> 0.216, 1024^2
+ * 4x4 0.405 -> 0.369, 5x5 0.570 -> 0.508, 8x8 1.044 -> 0.939; AVX2 1024^2 5x5 1.00 -> 0.87);
+ * fewer rows where that would leave under four tasks a thread. Either way the band's edge
+ * columns are one strip. */
 #define FILTER_ROWS 4
+#define FILTER_BAND_ROWS 32
 #define FILTER_MIN_KH 3
-
 /* Floats of the stack strip that edge columns are computed from (32 KiB). */
 #define EDGE_STRIP_FLOATS 8192
 
@@ -81,17 +93,24 @@ static float border_sample(const struct filter_ctx *ctx, int64_t row, int64_t co
  * edge outputs sum in the interior's order. A strip too big for the stack (huge kernels)
  * takes one output at a time instead, taps in the same (a, b) order. */
 static void edge_columns(const struct filter_ctx *ctx, int64_t i0, int64_t nr, int64_t j0, int64_t j1) {
-    if (j0 >= j1) return;
+    if (j0 >= j1 || nr <= 0) return;
     const fconv_plan *plan = ctx->plan;
     const fconv_filter2d_desc *f = &plan->filter;
     const int64_t C = f->channels, OW = plan->out_w, pad = ctx->pad;
+    const int64_t cols = j1 - j0 + f->kw - 1;
+    /* rows per strip: as many of the band's as the strip and the row arrays hold */
+    const int64_t fit = fconv_direct_min(ROWS_PER_CALL, EDGE_STRIP_FLOATS / (cols * C)) - (f->kh - 1);
+    if (fit >= 1 && nr > fit) {
+        for (int64_t r = 0; r < nr; r += fit) edge_columns(ctx, i0 + r, fconv_direct_min(fit, nr - r), j0, j1);
+        return;
+    }
     const int64_t top = i0 + plan->off_h - (f->kh - 1); /* first input row read */
-    const int64_t nin = f->kh + nr - 1, cols = j1 - j0 + f->kw - 1;
+    const int64_t nin = f->kh + nr - 1;
     ptrdiff_t step = 1;
-    if (nin <= ROWS_PER_CALL && nin * cols * C <= EDGE_STRIP_FLOATS) {
+    if (fit >= 1) {
         float strip[EDGE_STRIP_FLOATS];
         const float *xs[ROWS_PER_CALL], *ts[ROWS_PER_CALL];
-        float *ys[FILTER_ROWS];
+        float *ys[FILTER_BAND_ROWS];
         for (int64_t t = 0; t < nin; t++) {
             float *srow = strip + t * cols * C;
             for (int64_t c = 0; c < cols; c++)
@@ -169,33 +188,34 @@ static void filter_row(const struct filter_ctx *ctx, int64_t i, int64_t jc) {
     edge_columns(ctx, i, 1, ie, j1);
 }
 
-/* Output rows [FILTER_ROWS*ib, +FILTER_ROWS), chunk jc. Where every kernel row of every
- * output row of the block lies inside the image, the block's interior goes through the
- * SIMD kernel (multi-row or row by row: the same bits per output) and its edge columns
- * through one strip; other blocks row by row. */
+/* Output rows [band*ib, +band), chunk jc. Rows whose kernel rows all lie inside the image
+ * go through the SIMD kernel (multi-row, or row by row under FILTER_MIN_KH: the same bits per
+ * output) and their edge columns through one strip; the rest (next to the top and bottom
+ * borders) row by row. */
 static void filter_task(const void *vctx, size_t ib, size_t jc) {
     const struct filter_ctx *ctx = vctx;
     const fconv_plan *plan = ctx->plan;
     const fconv_filter2d_desc *f = &plan->filter;
     const int64_t C = f->channels, OW = plan->out_w, pad = ctx->pad;
-    const int64_t i0 = (int64_t)ib * FILTER_ROWS, i1 = fconv_direct_min(i0 + FILTER_ROWS, plan->out_h);
-    const int64_t top = i0 + plan->off_h - (f->kh - 1); /* first input row of the block */
-    const int64_t nr = i1 - i0, nin = f->kh + nr - 1;
-    if (!(top >= 0 && top + nin <= f->h && nin <= ROWS_PER_CALL)) {
-        for (int64_t i = i0; i < i1; i++) filter_row(ctx, i, (int64_t)jc);
-        if (ctx->stream) fconv_stream_fence();
-        return;
-    }
+    const int64_t i0 = (int64_t)ib * ctx->band, i1 = fconv_direct_min(i0 + ctx->band, plan->out_h);
+    /* output row i reads input rows i + off_h - (kh-1) .. i + off_h: [ia, ie) lie inside */
+    int64_t ia = fconv_direct_min(fconv_direct_max(i0, f->kh - 1 - plan->off_h), i1);
+    int64_t ie = fconv_direct_min(fconv_direct_max(f->h - 1 - plan->off_h + 1, ia), i1);
+    if (f->kh > ROWS_PER_CALL) ia = ie = i1;
+    for (int64_t i = i0; i < ia; i++) filter_row(ctx, i, (int64_t)jc);
     const int64_t j0 = (int64_t)jc * ctx->chunk_cols, j1 = fconv_direct_min(j0 + ctx->chunk_cols, OW);
     const int64_t cb = fconv_direct_min(fconv_direct_max(pad, j0), j1);
     const int64_t ce = fconv_direct_min(fconv_direct_max(f->w + pad - f->kw + 1, cb), j1);
-    if (cb < ce) {
+    /* rows per kernel call: the band, or fewer where kh + nr - 1 input rows pass the arrays */
+    const int64_t per_call = fconv_direct_min(FILTER_BAND_ROWS, ROWS_PER_CALL - (f->kh - 1));
+    for (int64_t i = ia; i < ie && cb < ce; i += per_call) {
+        const int64_t nr = fconv_direct_min(per_call, ie - i), top = i + plan->off_h - (f->kh - 1);
         const float *xs[ROWS_PER_CALL], *ts[ROWS_PER_CALL];
-        float *ys[FILTER_ROWS];
+        float *ys[FILTER_BAND_ROWS];
         ptrdiff_t step = 1;
         for (int64_t a = 0; a < f->kh; a++) ts[a] = kernel_row(f, ctx->w, a, &step);
-        for (int64_t t = 0; t < nin; t++) xs[t] = ctx->x + ((top + t) * f->w + cb - pad) * C;
-        for (int64_t r = 0; r < nr; r++) ys[r] = ctx->y + ((i0 + r) * OW + cb) * C;
+        for (int64_t t = 0; t < f->kh + nr - 1; t++) xs[t] = ctx->x + ((top + t) * f->w + cb - pad) * C;
+        for (int64_t r = 0; r < nr; r++) ys[r] = ctx->y + ((i + r) * OW + cb) * C;
         if (f->kh >= FILTER_MIN_KH)
             plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)((ce - cb) * C), xs, ts, step,
                                               (size_t)f->kh, (size_t)f->kw, (size_t)C, ctx->stream);
@@ -204,8 +224,9 @@ static void filter_task(const void *vctx, size_t ib, size_t jc) {
                 plan->kernels->direct_filter_rows(ys + r, 1, (size_t)((ce - cb) * C), xs + r, ts, step,
                                                   (size_t)f->kh, (size_t)f->kw, (size_t)C, ctx->stream);
     }
-    edge_columns(ctx, i0, nr, j0, cb);
-    edge_columns(ctx, i0, nr, ce, j1);
+    edge_columns(ctx, ia, ie - ia, j0, cb);
+    edge_columns(ctx, ia, ie - ia, ce, j1);
+    for (int64_t i = ie; i < i1; i++) filter_row(ctx, i, (int64_t)jc);
     if (ctx->stream) fconv_stream_fence();
 }
 
@@ -219,16 +240,26 @@ void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w,
         int64_t per_task = (plan->out_w + 4 * (int64_t)plan->threads - 1) / (4 * (int64_t)plan->threads);
         chunk_cols = fconv_direct_max(chunk_cols, (per_task + 63) / 64 * 64);
     }
+    const int64_t chunks = (plan->out_w + chunk_cols - 1) / chunk_cols;
+    const int slides = f->kh >= FCONV_FILTER_SLIDE_KH_MIN && f->kh <= (int64_t)plan->kernels->direct_filter_slide_kh_max &&
+                       f->kh * f->kw <= FCONV_FILTER_SLIDE_TAPS_MAX;
+    /* sliding bands of FILTER_BAND_ROWS, or shorter where that leaves under four tasks a
+     * thread; other kernels four rows */
+    const int64_t band = !slides ? FILTER_ROWS
+                                 : fconv_direct_max(FILTER_ROWS, fconv_direct_min(FILTER_BAND_ROWS,
+                                       plan->out_h * chunks / (4 * (int64_t)plan->threads)));
+    const double out_bytes = (double)plan->out_h * (double)plan->out_w * (double)f->channels * sizeof(float);
     struct filter_ctx ctx = {
         .plan = plan, .x = x, .w = w, .y = y,
         .chunk_cols = chunk_cols,
-        .chunks = (plan->out_w + chunk_cols - 1) / chunk_cols,
-        .stream = (double)plan->out_h * (double)plan->out_w * (double)f->channels * sizeof(float) >=
-                          FILTER_STREAM_BYTES ? FCONV_ROWS_STREAM : 0,
+        .chunks = chunks,
+        .band = band,
+        .stream = out_bytes >= (band > FILTER_ROWS ? FILTER_BAND_STREAM_BYTES : FILTER_STREAM_BYTES)
+                      ? FCONV_ROWS_STREAM : 0,
         /* y[i][j] = sum_{a,b} kc[a][b] * xe[i + off_h - (KH-1) + a][j + off_w - (KW-1) + b] */
         .pad = f->kw - 1 - plan->off_w,
     };
     /* each thread's share of the tasks, then what the other has not begun (direct.md) */
-    fconv_parallel_2d_steal(plan->threads, (size_t)((plan->out_h + FILTER_ROWS - 1) / FILTER_ROWS),
-                            (size_t)ctx.chunks, filter_task, &ctx);
+    fconv_parallel_2d_steal(plan->threads, (size_t)((plan->out_h + band - 1) / band), (size_t)ctx.chunks,
+                            filter_task, &ctx);
 }

@@ -44,6 +44,7 @@ static const struct fconv_kernels kernels_scalar = {
 static const struct fconv_kernels kernels_avx2 = {
     .isa = FCONV_ISA_AVX2, .name = "avx2", .direct_rows = fconv_direct_rows_kernel__avx2,
     .direct_filter_rows = fconv_direct_filter_rows_kernel__avx2,
+    .direct_filter_slide_kh_max = FCONV_FILTER_SLIDE_KH_MAX_AVX2,
     .gemm_ukernel = fconv_gemm_ukernel__avx2, .gemm_ukernel_half = fconv_gemm_ukernel_half__avx2,
     .gemm_ukernel_half_rows = fconv_gemm_ukernel_half_rows__avx2,
     .gemm_ukernel_cols = fconv_gemm_ukernel_cols__avx2, .gemm_ukernel_pack = fconv_gemm_ukernel_pack__avx2,
@@ -73,6 +74,7 @@ static const struct fconv_kernels kernels_avx2 = {
 static const struct fconv_kernels kernels_avx512 = {
     .isa = FCONV_ISA_AVX512, .name = "avx512", .direct_rows = fconv_direct_rows_kernel__avx512,
     .direct_filter_rows = fconv_direct_filter_rows_kernel__avx512,
+    .direct_filter_slide_kh_max = FCONV_FILTER_SLIDE_KH_MAX_AVX512,
     .gemm_ukernel = fconv_gemm_ukernel__avx512, .gemm_ukernel_half = fconv_gemm_ukernel_half__avx512,
     .gemm_ukernel_half_rows = fconv_gemm_ukernel_half_rows__avx512,
     .gemm_ukernel_cols = fconv_gemm_ukernel_cols__avx512, .gemm_ukernel_pack = fconv_gemm_ukernel_pack__avx512,

@@ -38,14 +38,23 @@ typedef void (*fconv_direct_rows_fn)(float *const *y, size_t nk, size_t n, const
                                      const float *bias, int flags);
 
 /*
- * The direct algorithm's filter2d kernel: nr (1..4) consecutive output rows of one kernel,
- * each input row loaded once for every output row it feeds. For r < nr and e < n:
+ * The direct algorithm's filter2d kernel: nr (1..FCONV_FILTER_ROWS_MAX) consecutive output
+ * rows of one kernel, each input row loaded once for every output row it feeds (more than
+ * four rows slide down column strips where the ISA holds kh rows of accumulators, see
+ * below, else go four at a time). For r < nr and e < n:
  *   y[r][e] = (flags & ACCUMULATE ? y[r][e] : 0)
  *             + sum_{a < kh} sum_{b < kw} tap_rows[a][b*tap_step] * x_rows[r + a][e + b*dist]
  * summed in the order (a, b) with multiply-adds (fused on SIMD ISAs): the same bits as
  * fconv_direct_rows_fn called per row with x_rows + r. x_rows holds kh + nr - 1 rows; reads
  * x_rows[i][0 .. n-1 + (kw-1)*dist] only; y rows must not overlap the inputs.
  */
+#define FCONV_FILTER_ROWS_MAX 64
+/* The kernels it slides (fconv_kernels.direct_filter_slide_kh_max per ISA): kh from
+ * FCONV_FILTER_SLIDE_KH_MIN, at most FCONV_FILTER_SLIDE_TAPS_MAX taps in all. */
+#define FCONV_FILTER_SLIDE_KH_MIN 4
+#define FCONV_FILTER_SLIDE_TAPS_MAX 512
+#define FCONV_FILTER_SLIDE_KH_MAX_AVX2 6
+#define FCONV_FILTER_SLIDE_KH_MAX_AVX512 8
 typedef void (*fconv_direct_filter_rows_fn)(float *const *y, size_t nr, size_t n,
                                             const float *const *x_rows, const float *const *tap_rows,
                                             ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist,
@@ -284,6 +293,7 @@ struct fconv_kernels {
     const char *name;                 /* "scalar", "avx2", "avx512" */
     fconv_direct_rows_fn direct_rows;
     fconv_direct_filter_rows_fn direct_filter_rows;
+    size_t direct_filter_slide_kh_max; /* the tallest kernel it slides (0: none) */
     fconv_gemm_ukernel_fn gemm_ukernel, gemm_ukernel_half;
     fconv_gemm_ukernel_pack_fn gemm_ukernel_pack;
     fconv_gemm_ukernel_cols_fn gemm_ukernel_cols;

@@ -1,6 +1,7 @@
 /*
  * test_algo_direct.c — the direct algorithm on the shapes the generic random test rarely
- * reaches: rows wider than one task's chunk (4096 outputs) with every border, long 1D
+ * reaches: rows wider than one task's chunk (4096 outputs) with every border, sliding bands
+ * of tall images, long 1D
  * signals, kernels wider than the image, output-channel counts around the 4-channel
  * blocking, dilation with stride, strided rows, pointwise layers, rows as long rows, the
  * few-channel path's bits, and that it never asks for a workspace.
@@ -66,6 +67,21 @@ static void test_wide_rows(void) {
         filter_case(2, 1400, 3, 2, 4, FCONV_MODE_FULL, (fconv_border)b, 0);
     }
     filter_case(1, 5000, 1, 1, 9, FCONV_MODE_VALID, FCONV_BORDER_REFLECT, 1);
+}
+
+/* Sliding bands (kernels 4..8 rows on the SIMD ISAs): images tall enough for bands of more
+ * than four rows on two threads, every border and mode, widths at and off a power of two
+ * (rows 4 KiB apart and not), interleaved channels, the taller and shorter kernels beside
+ * them, and one output past the band's 8 MB streaming size. */
+static void test_sliding_bands(void) {
+    for (int64_t kh = 3; kh <= 9; kh++) {
+        const int b = (int)(kh % 6);
+        filter_case(70 + kh, 256, 1, kh, kh, FCONV_MODE_SAME, (fconv_border)b, (int)(kh & 1));
+        filter_case(61, 101 + kh, kh == 5 ? 3 : 1, kh, 9 - kh / 2, FCONV_MODE_FULL, (fconv_border)((b + 1) % 6), 0);
+        filter_case(90, 77, 1, kh, kh + 1, FCONV_MODE_VALID, FCONV_BORDER_ZERO, 1);
+    }
+    for (int b = 0; b <= 5; b++) filter_case(120, 64, 3, 5, 5, FCONV_MODE_SAME, (fconv_border)b, b & 1);
+    filter_case(1024, 2048, 1, 7, 7, FCONV_MODE_SAME, FCONV_BORDER_REFLECT, 0);
 }
 
 /* Kernels wider/taller than the image: no interior at all, every column through the edges. */
@@ -331,6 +347,7 @@ int main(void) {
     test_init();
     TEST(test_wide_rows);
     TEST(test_kernel_larger_than_image);
+    TEST(test_sliding_bands);
     TEST(test_conv1d);
     TEST(test_conv2d_blocking);
     TEST(test_whole_rows);

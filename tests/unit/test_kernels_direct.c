@@ -104,12 +104,17 @@ static void test_kernel_all_isas(void) {
 
 /* The filter2d multi-row kernel (fconv_direct_filter_rows_fn) against the one-row kernel of
  * the same ISA called per output row on x_rows + r: bit-identical, every n crossing each
- * block and remainder, every nr, forwards and backwards taps, with and without accumulate. */
+ * block, strip and remainder, every nr (four-row blocks and sliding bands), forwards and
+ * backwards taps, with and without accumulate, streamed with the rows at one alignment
+ * (n % 3 == 0: the band's head before its first aligned strip) or at several. */
+#define MAX_FILTER_IN (MAX_KH + FCONV_FILTER_ROWS_MAX)
 static void check_filter_rows(const struct fconv_kernels *k, size_t nr, size_t n, size_t kh, size_t kw,
                               size_t dist, ptrdiff_t tap_step, int accumulate) {
     size_t xlen = n + (kw - 1) * dist, nin = kh + nr - 1;
-    float *x[MAX_KH + 3], *taps = malloc(sizeof(float) * kh * kw), *y[4], *y1[4], *y2[4], *y2s[4];
-    const float *xs[MAX_KH + 3], *ts[MAX_KH];
+    float *x[MAX_FILTER_IN], *taps = malloc(sizeof(float) * kh * kw);
+    float *y[FCONV_FILTER_ROWS_MAX], *y1[FCONV_FILTER_ROWS_MAX], *y2[FCONV_FILTER_ROWS_MAX];
+    float *y2s[FCONV_FILTER_ROWS_MAX];
+    const float *xs[MAX_FILTER_IN], *ts[MAX_KH];
     for (size_t i = 0; i < nin; i++) {
         x[i] = malloc(sizeof(float) * (xlen ? xlen : 1));
         test_fill_random(x[i], xlen);
@@ -120,8 +125,8 @@ static void check_filter_rows(const struct fconv_kernels *k, size_t nr, size_t n
     for (size_t r = 0; r < nr; r++) {
         y[r] = malloc(sizeof(float) * (n ? n : 1));
         y1[r] = malloc(sizeof(float) * (n ? n : 1));
-        y2[r] = malloc(sizeof(float) * (n + 16));
-        y2s[r] = y2[r] + (n + r * (n % 3)) % 16; /* rows at varied alignments */
+        y2[r] = aligned_alloc(64, sizeof(float) * (n + 32) / 16 * 16);
+        y2s[r] = y2[r] + (n + r * (n % 3)) % 16; /* one alignment, or varied */
         test_fill_random(y[r], n);
         memcpy(y1[r], y[r], sizeof(float) * n);
         memcpy(y2s[r], y[r], sizeof(float) * n);
@@ -164,6 +169,18 @@ static void test_filter_rows_all_isas(void) {
             check_filter_rows(k, nr, 200, 3, 3, 1, -1, 0);
             check_filter_rows(k, nr, 100, MAX_KH - 3, 5, 3, 1, 1);
         }
+        /* sliding bands: every kernel height they take and beyond, short and tall bands */
+        for (size_t kh = 2; kh <= 10; kh++)
+            for (int t = 0; t < 12; t++) {
+                size_t nr = t < 2 ? FCONV_FILTER_ROWS_MAX - (size_t)t : (size_t)test_rand_int(5, 40);
+                size_t n = (size_t)test_rand_int(0, 3 * 6 * 16 + 40), kw = (size_t)test_rand_int(1, 9);
+                check_filter_rows(k, nr, n, kh, kw, (size_t)test_rand_int(1, 3), test_rand_int(0, 1) ? 1 : -1,
+                                  (int)test_rand_int(0, 1));
+            }
+        check_filter_rows(k, 32, 2048, 7, 7, 1, -1, 0);  /* 2048^2 7x7's band */
+        check_filter_rows(k, 32, 1030, 5, 5, 3, 1, 0);   /* an RGB row */
+        check_filter_rows(k, 9, 96, 7, 73, 1, 1, 1);     /* 511 taps packed, and 518: four rows at a time */
+        check_filter_rows(k, 9, 96, 7, 74, 1, 1, 1);
     }
 }
 
