@@ -8,6 +8,8 @@
  * clipped; others: samples fetched through fconv_border_index). Rows outside the image map
  * to the row the border rule names, or for zero/constant to nothing/V.
  */
+#include <string.h>
+
 #include "algo/direct.h"
 #include "core/border.h"
 #include "core/dispatch.h"
@@ -111,11 +113,29 @@ static void edge_columns(const struct filter_ctx *ctx, int64_t i0, int64_t nr, i
         float strip[EDGE_STRIP_FLOATS];
         const float *xs[ROWS_PER_CALL], *ts[ROWS_PER_CALL];
         float *ys[FILTER_BAND_ROWS];
+        /* the border rule per row, the columns inside the image as one copy, the others one
+         * by one (a sample at a time through border_sample took 10% of 512^2 7x7) */
+        const float outside = f->border == FCONV_BORDER_CONSTANT ? f->border_value : 0.0f;
+        const int64_t c0 = j0 - pad; /* the strip's first column in the image */
+        const int64_t in_lo = fconv_direct_min(fconv_direct_max(-c0, 0), cols);
+        const int64_t in_hi = fconv_direct_min(fconv_direct_max(f->w - c0, in_lo), cols);
         for (int64_t t = 0; t < nin; t++) {
             float *srow = strip + t * cols * C;
-            for (int64_t c = 0; c < cols; c++)
-                for (int64_t ch = 0; ch < C; ch++) srow[c * C + ch] = border_sample(ctx, top + t, j0 - pad + c, ch);
+            const int64_t row = fconv_border_index(f->border, top + t, f->h);
             xs[t] = srow;
+            if (row < 0) {
+                for (int64_t e = 0; e < cols * C; e++) srow[e] = outside;
+                continue;
+            }
+            if (in_hi > in_lo)
+                memcpy(srow + in_lo * C, ctx->x + (row * f->w + c0 + in_lo) * C,
+                       sizeof(float) * (size_t)((in_hi - in_lo) * C));
+            for (int64_t c = 0; c < cols; c++) {
+                if (c == in_lo) c = in_hi; /* copied */
+                if (c >= cols) break;
+                const int64_t col = fconv_border_index(f->border, c0 + c, f->w);
+                for (int64_t ch = 0; ch < C; ch++) srow[c * C + ch] = col >= 0 ? ctx->x[(row * f->w + col) * C + ch] : outside;
+            }
         }
         for (int64_t a = 0; a < f->kh; a++) ts[a] = kernel_row(f, ctx->w, a, &step);
         for (int64_t r = 0; r < nr; r++) ys[r] = ctx->y + ((i0 + r) * OW + j0) * C;
