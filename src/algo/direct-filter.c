@@ -250,7 +250,8 @@ static void filter_task(const void *vctx, size_t ib, size_t jc) {
     if (ctx->stream) fconv_stream_fence();
 }
 
-void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w, float *y) {
+/* Output columns per task. */
+static int64_t filter_chunk_cols(const fconv_plan *plan) {
     const fconv_filter2d_desc *f = &plan->filter;
     int64_t chunk_cols = fconv_direct_max(1, DIRECT_CHUNK / f->channels);
     if (f->kh == 1) {
@@ -260,14 +261,25 @@ void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w,
         int64_t per_task = (plan->out_w + 4 * (int64_t)plan->threads - 1) / (4 * (int64_t)plan->threads);
         chunk_cols = fconv_direct_max(chunk_cols, (per_task + 63) / 64 * 64);
     }
-    const int64_t chunks = (plan->out_w + chunk_cols - 1) / chunk_cols;
-    const int slides = f->kh >= FCONV_FILTER_SLIDE_KH_MIN && f->kh <= (int64_t)plan->kernels->direct_filter_slide_kh_max &&
+    return chunk_cols;
+}
+
+int64_t fconv_direct_filter_band_rows(const fconv_plan *plan) {
+    const fconv_filter2d_desc *f = &plan->filter;
+    const int slides = f->kh >= FCONV_FILTER_SLIDE_KH_MIN &&
+                       f->kh <= (int64_t)plan->kernels->direct_filter_slide_kh_max &&
                        f->kh * f->kw <= FCONV_FILTER_SLIDE_TAPS_MAX;
-    /* sliding bands of FILTER_BAND_ROWS, or shorter where that leaves under four tasks a
-     * thread; other kernels four rows */
-    const int64_t band = !slides ? FILTER_ROWS
-                                 : fconv_direct_max(FILTER_ROWS, fconv_direct_min(FILTER_BAND_ROWS,
-                                       plan->out_h * chunks / (4 * (int64_t)plan->threads)));
+    if (!slides) return FILTER_ROWS;
+    /* bands of FILTER_BAND_ROWS, or shorter where that leaves under four tasks a thread */
+    const int64_t chunk_cols = filter_chunk_cols(plan), chunks = (plan->out_w + chunk_cols - 1) / chunk_cols;
+    return fconv_direct_max(FILTER_ROWS, fconv_direct_min(FILTER_BAND_ROWS,
+                            plan->out_h * chunks / (4 * (int64_t)plan->threads)));
+}
+
+void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w, float *y) {
+    const fconv_filter2d_desc *f = &plan->filter;
+    const int64_t chunk_cols = filter_chunk_cols(plan);
+    const int64_t chunks = (plan->out_w + chunk_cols - 1) / chunk_cols, band = fconv_direct_filter_band_rows(plan);
     const double out_bytes = (double)plan->out_h * (double)plan->out_w * (double)f->channels * sizeof(float);
     struct filter_ctx ctx = {
         .plan = plan, .x = x, .w = w, .y = y,

@@ -128,7 +128,14 @@ static double direct_cost(const fconv_plan *plan) {
              * fft-cols' 0.51 where AUTO had taken fft-cols, and gray 512^2 7x7 0.156 against
              * 0.134. */
             const double l = (double)plan->out_w * (double)f->channels;
-            rate *= (l / (l + 330.0)) / (1024.0 / (1024.0 + 330.0));
+            double row_factor = (l / (l + 330.0)) / (1024.0 / (1024.0 + 330.0));
+            /* Sliding bands (direct-filter.c) set up per strip of 32 rows, not per row: on the
+             * Ice Lake VM (2 threads) they ran 7x7 at ~32 G multiply-adds/s per thread from
+             * 512^2 to 2048^2 alike (0.20, 0.82, 3.2 ms), where four-row blocks had fallen to
+             * 21 G at 512^2; so short rows cost them nothing (512^2 7x7 0.201 ms against
+             * fft-cols' 0.238, RGB 256^2 7x7 0.141 against 0.177, where AUTO took fft-cols). */
+            if (fconv_direct_filter_band_rows(plan) > 4 && row_factor < 1.0) row_factor = 1.0;
+            rate *= row_factor;
         } else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && f->kh >= 3) {
             /* The multi-row kernel, more multiply-adds per load as the kernel widens:
              * measured per thread (2 threads) 1024² 5x5 ~23 G/s, 2048² 7x7 ~28 G, 11x11
@@ -142,13 +149,15 @@ static double direct_cost(const fconv_plan *plan) {
         } else {
             rate = f->kw >= 5 ? 10e9 : f->kw >= 3 ? 7e9 : 4e9;
         }
+        const int64_t band = fconv_direct_filter_band_rows(plan);
         rows = (double)plan->out_h * (double)f->kh;
-        tasks = (double)((plan->out_h + 3) / 4) *
-                (double)((plan->out_w * f->channels + 4095) / 4096);
-        /* The edge columns' strips (direct-filter.c): per block of 4 output rows and side,
-         * (kh + 3) rows of ~1.5 kw samples fetched through the border rule, ~2 ns each. */
-        border = (double)plan->out_h * ((double)f->kh + 3.0) / 4.0 * 2.0 * 1.5 * (double)f->kw *
-                 (double)f->channels * 2e-9;
+        tasks = (double)((plan->out_h + band - 1) / band) * (double)((plan->out_w * f->channels + 4095) / 4096);
+        /* The edge columns' strips (direct-filter.c): per task of `band` output rows and side,
+         * (kh + band - 1) rows of ~1.5 kw samples, ~0.7 ns each since the rows' inside columns
+         * are one copy (512^2 7x7, one thread, Ice Lake: the strips 12% -> 5.5% of the time,
+         * ~17 us, where a sample at a time through the border rule had cost ~2 ns). */
+        border = (double)plan->out_h * (double)(f->kh + band - 1) / (double)band * 2.0 * 1.5 * (double)f->kw *
+                 (double)f->channels * 0.7e-9;
     }
     double threads = (double)plan->threads < tasks ? (double)plan->threads : tasks;
     if (threads < 1.0) threads = 1.0;

@@ -18,6 +18,9 @@
 void fconv_direct_conv2d(const fconv_plan *plan, const float *x, const float *w, const float *bias,
                          float *y);
 void fconv_direct_filter(const fconv_plan *plan, const float *x, const float *w, float *y);
+/* Output rows per task of fconv_direct_filter: more than four where its kernel slides down
+ * bands of rows (fconv_direct_filter_rows_fn), else four; for the cost model too. */
+int64_t fconv_direct_filter_band_rows(const fconv_plan *plan);
 /* Whether fconv_direct_conv2d runs every output row of this layer whole, from a task's strip
  * of zero-padded input rows (few input channels; direct-conv2d.c), for the cost model. */
 int fconv_direct_conv2d_whole_rows(const fconv_plan *plan);
