@@ -266,7 +266,11 @@ static int64_t filter_chunk_cols(const fconv_plan *plan) {
 
 int64_t fconv_direct_filter_band_rows(const fconv_plan *plan) {
     const fconv_filter2d_desc *f = &plan->filter;
-    const int slides = f->kh >= FCONV_FILTER_SLIDE_KH_MIN &&
+    /* only where split loads are slow (Intel; core/internal.h): what the band saves is the
+     * four-row block's unaligned loads, which Zen 4 and 5 take at little cost (the block ran
+     * 2048^2 7x7 at 91% of the FMA peak there, docs/algorithms/direct.md); not measured on
+     * AMD */
+    const int slides = fconv_cpu()->split_loads_slow && f->kh >= FCONV_FILTER_SLIDE_KH_MIN &&
                        f->kh <= (int64_t)plan->kernels->direct_filter_slide_kh_max &&
                        f->kh * f->kw <= FCONV_FILTER_SLIDE_TAPS_MAX;
     if (!slides) return FILTER_ROWS;

@@ -278,7 +278,8 @@ typedef struct fconv_cpu_info {
     /* A vector load that straddles two cache lines costs about two loads' time (Intel's cores:
      * on an Ice Lake VM, 0.5 such 64-byte loads per cycle against 2 aligned ones; AMD's Zen 4
      * and 5 take them at little cost), so a kernel reading many of them is better off copying
-     * its operand to aligned memory first. */
+     * its operand to aligned memory first, and direct's filter2d slides bands of rows (fewer
+     * loads a multiply-add) only where they are slow. */
     int split_loads_slow;
     /* Bytes a second one core reads of a stream from beyond its L2 (the shared cache, or
      * memory) while the others do the same: what a product reading Winograd's transformed
