@@ -9,9 +9,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/internal.h"
 #include "fastconv.h"
 #include "ref/conv-ref.h"
+#include "test-cpu.h"
 #include "test.h"
 
 #define DIRECT_BOUND 2e-6
@@ -85,10 +85,9 @@ static void sliding_band_cases(void) {
     filter_case(1024, 2048, 1, 7, 7, FCONV_MODE_SAME, FCONV_BORDER_REFLECT, 0);
 }
 
-/* The bands run where split loads are slow (Intel): both ways on any machine, through a
- * test-only override of the CPU's figure, restored after. */
+/* The bands run where split loads are slow (Intel): both ways on any machine. */
 static void test_sliding_bands(void) {
-    fconv_cpu_info *cpu = (fconv_cpu_info *)fconv_cpu();
+    fconv_cpu_info *cpu = test_cpu_figures();
     const int saved = cpu->split_loads_slow;
     for (int slow = 0; slow <= 1; slow++) {
         cpu->split_loads_slow = slow;

@@ -15,6 +15,7 @@
 #include "core/internal.h"
 #include "fastconv.h"
 #include "ref/conv-ref.h"
+#include "test-cpu.h"
 #include "test.h"
 
 #define BOUND 2e-6 /* implicit-gemm's documented bound */
@@ -274,7 +275,7 @@ static void test_tap_chunks(void) {
  * (the scalar tile, at ~7 GFLOP/s, never outruns a cache: not chunked there either); against
  * the reference, 1 and 2 threads, under the slow one. */
 static void test_wide_kernel_chunks(void) {
-    fconv_cpu_info *cpu = (fconv_cpu_info *)fconv_cpu();
+    fconv_cpu_info *cpu = test_cpu_figures();
     const double saved = cpu->shared_read_bytes_per_s;
     const fconv_conv2d_desc layers[] = {
         {.n = 1, .c = 5500, .h = 7, .w = 7, .k = 5, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
@@ -322,7 +323,7 @@ static void test_wide_kernel_chunks(void) {
 static void test_workspace(void) {
     /* at Zen's shared-cache rate: below it (Intel's) the 9x9 layers' taps go in chunks, whose
      * sums add to the workspace (test_wide_kernel_chunks) */
-    fconv_cpu_info *cpu = (fconv_cpu_info *)fconv_cpu();
+    fconv_cpu_info *cpu = test_cpu_figures();
     const double saved = cpu->shared_read_bytes_per_s;
     cpu->shared_read_bytes_per_s = FCONV_SHARED_READ_BYTES_PER_S_DEFAULT;
     fconv_conv2d_desc stem = {.n = 2, .c = 3, .h = 224, .w = 224, .k = 64, .r = 7, .s = 7, .stride_h = 2,

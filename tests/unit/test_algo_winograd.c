@@ -10,6 +10,7 @@
 #include "core/internal.h"
 #include "fastconv.h"
 #include "ref/conv-ref.h"
+#include "test-cpu.h"
 #include "test.h"
 
 static const int sizes[] = {2, 4, 6, 3}; /* F(m,3), then F(3,4) */
@@ -575,7 +576,7 @@ static void test_declines(void) {
  * 16.8) once for few multiply-adds. Where the cores read it slowly (Intel's mesh) AUTO takes
  * winograd-2x2, at the Zen 5 VM's rate winograd-4x4, as measured on each. */
 static void auto_under_read_rate(double rate, fconv_layout layout, fconv_algo expect) {
-    fconv_cpu_info *cpu = (fconv_cpu_info *)fconv_cpu(); /* a test-only override, restored below */
+    fconv_cpu_info *cpu = test_cpu_figures();
     const double saved = cpu->shared_read_bytes_per_s;
     cpu->shared_read_bytes_per_s = rate;
     fconv_conv2d_desc d = {.n = 1, .c = 512, .h = 7, .w = 7, .k = 512, .r = 3, .s = 3,
