@@ -125,7 +125,7 @@ static void check_filter_rows(const struct fconv_kernels *k, size_t nr, size_t n
     for (size_t r = 0; r < nr; r++) {
         y[r] = malloc(sizeof(float) * (n ? n : 1));
         y1[r] = malloc(sizeof(float) * (n ? n : 1));
-        y2[r] = aligned_alloc(64, sizeof(float) * (n + 32) / 16 * 16);
+        y2[r] = aligned_alloc(64, (n + 32) / 16 * 16 * sizeof(float));
         y2s[r] = y2[r] + (n + r * (n % 3)) % 16; /* one alignment, or varied */
         test_fill_random(y[r], n);
         memcpy(y1[r], y[r], sizeof(float) * n);

@@ -555,6 +555,7 @@ void FCONV_ISA_SUFFIX(fconv_direct_filter_rows_kernel)(float *const *y, size_t n
             continue;
         }
         const struct filter_args r = {yk, x_rows + r0, tap_rows, tap_step, kh, kw, dist, accumulate};
-        filter_all_rows(&r, rows, n, stream);
+        if (stream) filter_all_rows(&r, rows, n, 1); /* stream a constant in each */
+        else filter_all_rows(&r, rows, n, 0);
     }
 }
