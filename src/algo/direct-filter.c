@@ -220,7 +220,7 @@ static void filter_task(const void *vctx, size_t ib, size_t jc) {
     const int64_t i0 = (int64_t)ib * ctx->band, i1 = fconv_direct_min(i0 + ctx->band, plan->out_h);
     /* output row i reads input rows i + off_h - (kh-1) .. i + off_h: [ia, ie) lie inside */
     int64_t ia = fconv_direct_min(fconv_direct_max(i0, f->kh - 1 - plan->off_h), i1);
-    int64_t ie = fconv_direct_min(fconv_direct_max(f->h - 1 - plan->off_h + 1, ia), i1);
+    int64_t ie = fconv_direct_min(fconv_direct_max(f->h - plan->off_h, ia), i1);
     if (f->kh > ROWS_PER_CALL) ia = ie = i1;
     for (int64_t i = i0; i < ia; i++) filter_row(ctx, i, (int64_t)jc);
     const int64_t j0 = (int64_t)jc * ctx->chunk_cols, j1 = fconv_direct_min(j0 + ctx->chunk_cols, OW);
