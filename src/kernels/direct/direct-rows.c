@@ -423,8 +423,11 @@ static ALWAYS_INLINE void filter_all_rows(const struct filter_args *r, size_t nr
 #if SLIDE_KH_MAX > 0
 
 /* How far ahead (in strips) the band asks for the input rows it meets: a strip walks down
- * kh + nr - 1 rows, each a stream of its own, more than the hardware prefetchers follow
- * (2048^2 7x7, one thread, Ice Lake: 36 GFLOP/s without, 93 with two strips ahead). */
+ * kh + nr - 1 rows, each a stream of its own, more than the hardware prefetchers follow. A
+ * standalone harness walking whole 2048-row strips ran 36 GFLOP/s without, 93 with two
+ * strips ahead; in the library's 32-row bands it matters less (2048^2 7x7 on the Ice Lake
+ * VM, 15 alternations in one process: one thread 5.69 -> 5.43 ms, one strip ahead 5.54, four
+ * 5.60; two threads and RGB 1024^2 5x5 within the noise). */
 #define SLIDE_PREFETCH_STRIPS 2
 
 /* Input row x (its strip), kernel rows alo..ahi into accumulator rows alo..ahi; rest > 0: one
