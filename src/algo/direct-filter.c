@@ -1,12 +1,12 @@
 /*
  * direct-filter.c — filter2d (and conv1d, a one-row filter with a zero border) by direct
  * loops over the interleaved H x W x CH image. A task owns a fixed run of at most
- * DIRECT_CHUNK output floats of one output row; a kernel tap at column offset b is an axpy
- * over the whole interleaved row shifted by b*CH, so every channel count vectorizes.
- * Borders in place: the run splits into the interior (every tap inside the row: the
- * dispatched SIMD kernel, all taps in registers) and the edge columns (zero border: taps
- * clipped; others: samples fetched through fconv_border_index). Rows outside the image map
- * to the row the border rule names, or for zero/constant to nothing/V.
+ * DIRECT_CHUNK output floats of a band of output rows (4, or up to FILTER_BAND_ROWS where the
+ * kernel slides); a kernel tap at column offset b is an axpy over the whole interleaved row
+ * shifted by b*CH, so every channel count vectorizes. Borders in place: the run splits into
+ * the interior (every tap inside the row: the dispatched SIMD kernel, all taps in registers)
+ * and the edge columns (a strip of samples copied through fconv_border_index). Rows outside
+ * the image map to the row the border rule names, or for zero/constant to nothing/V.
  */
 #include <string.h>
 

@@ -4,7 +4,8 @@
  * with every tap of every row accumulated in registers (4 rows x 3 vectors on AVX2, one row
  * x 8 vectors), so an output is read and written once whatever the kernel size and each
  * input load serves four output channels. Also filter2d's multi-row kernel: up to four
- * output rows of one kernel, each input row loaded once for all the output rows it feeds.
+ * output rows of one kernel, each input row loaded once for all the output rows it feeds, and
+ * its sliding bands of more rows (kh rows of accumulators moving down column strips).
  * Compiled once per ISA (simd/vec.h); the contracts are fconv_direct_rows_fn and
  * fconv_direct_filter_rows_fn in core/dispatch.h.
  */
