@@ -131,8 +131,7 @@ static void edge_columns(const struct filter_ctx *ctx, int64_t i0, int64_t nr, i
                 memcpy(srow + in_lo * C, ctx->x + (row * f->w + c0 + in_lo) * C,
                        sizeof(float) * (size_t)((in_hi - in_lo) * C));
             for (int64_t c = 0; c < cols; c++) {
-                if (c == in_lo) c = in_hi; /* copied */
-                if (c >= cols) break;
+                if (c >= in_lo && c < in_hi) continue; /* copied */
                 const int64_t col = fconv_border_index(f->border, c0 + c, f->w);
                 for (int64_t ch = 0; ch < C; ch++) srow[c * C + ch] = col >= 0 ? ctx->x[(row * f->w + col) * C + ch] : outside;
             }

@@ -104,6 +104,7 @@ static double direct_cost(const fconv_plan *plan) {
                 (double)((plan->out_h + 3) / 4);
     } else {
         const fconv_filter2d_desc *f = &plan->filter;
+        const int64_t band = fconv_direct_filter_band_rows(plan);
         /* The SIMD row kernel (AVX2+FMA) keeps every tap in registers: ~18 G multiply-adds/s
          * per thread from 5 taps wide, ~11 G for 3; the scalar build reaches the
          * auto-vectorized rates. Kernels 3+ rows tall run 4 output rows per step
@@ -134,7 +135,7 @@ static double direct_cost(const fconv_plan *plan) {
              * 512^2 to 2048^2 alike (0.20, 0.82, 3.2 ms), where four-row blocks had fallen to
              * 21 G at 512^2; so short rows cost them nothing (512^2 7x7 0.201 ms against
              * fft-cols' 0.238, RGB 256^2 7x7 0.141 against 0.177, where AUTO took fft-cols). */
-            if (fconv_direct_filter_band_rows(plan) > 4 && row_factor < 1.0) row_factor = 1.0;
+            if (band > 4 && row_factor < 1.0) row_factor = 1.0;
             rate *= row_factor;
         } else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && f->kh >= 3) {
             /* The multi-row kernel, more multiply-adds per load as the kernel widens:
@@ -149,7 +150,6 @@ static double direct_cost(const fconv_plan *plan) {
         } else {
             rate = f->kw >= 5 ? 10e9 : f->kw >= 3 ? 7e9 : 4e9;
         }
-        const int64_t band = fconv_direct_filter_band_rows(plan);
         rows = (double)plan->out_h * (double)f->kh;
         tasks = (double)((plan->out_h + band - 1) / band) * (double)((plan->out_w * f->channels + 4095) / 4096);
         /* The edge columns' strips (direct-filter.c): per task of `band` output rows and side,
