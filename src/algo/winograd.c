@@ -502,6 +502,10 @@ static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, float *v,
          * sharing each of its loads (gemm_ukernel_half_rows); the whole-width and few-column
          * tiles, and a last part sliver of U, one row sliver at a time. */
         const size_t whole_rows = kg / mr * mr;
+        const fconv_gemm_ukernel_half_rows_fn half_rows =
+            g->kern->gemm_ukernel_half_rows_shuffled && fconv_cpu()->wide_loads_slow
+                ? g->kern->gemm_ukernel_half_rows_shuffled
+                : g->kern->gemm_ukernel_half_rows;
         for (size_t i = 0; i < kg; i += mr) {
             const size_t rows = kg - i < mr ? kg - i : mr;
             for (size_t s = 0, width; s < ncols; s += width) {
@@ -516,7 +520,7 @@ static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, float *v,
                     g->kern->gemm_ukernel_half(cg, ux + i * cg, vx + s * cg, width, mx + i * tb + s, tb, 0, rows,
                                                width, NULL, 0);
                 else if (i == 0)
-                    g->kern->gemm_ukernel_half_rows(cg, ux, whole_rows / mr, vx + s * cg, width, mx + s, tb);
+                    half_rows(cg, ux, whole_rows / mr, vx + s * cg, width, mx + s, tb);
             }
         }
         return;

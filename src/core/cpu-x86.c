@@ -1,8 +1,8 @@
 /*
  * cpu-x86.c — which SIMD instruction sets this CPU has and the OS enables: CPUID for the
  * feature bits, XGETBV for whether the OS saves the AVX / AVX-512 register state (a CPU
- * bit alone is not enough), and from the vendor whether unaligned vector loads are slow and
- * how fast a core reads from beyond its L2.
+ * bit alone is not enough), from the vendor whether unaligned vector loads are slow and
+ * how fast a core reads from beyond its L2, and from the model whether 512-bit loads are.
  * Computed once, thread-safely.
  */
 #include <pthread.h>
@@ -28,6 +28,10 @@ static void detect(fconv_cpu_info *c) {
         c->shared_read_bytes_per_s = FCONV_SHARED_READ_BYTES_PER_S_INTEL;
     }
     if (!__get_cpuid(1, &a, &b, &cx, &d)) return;
+    if (c->split_loads_slow) { /* Intel: the model (EAX: family 6, extended model in bits 16-19) */
+        const unsigned family = (a >> 8) & 0xf, model = ((a >> 12) & 0xf0) | ((a >> 4) & 0xf);
+        c->wide_loads_slow = family == 6 && (model == 106 || model == 108 || model == 125 || model == 126);
+    }
     c->sse2 = (d >> 26) & 1;
     int osxsave = (cx >> 27) & 1;
     c->avx = (cx >> 28) & 1;

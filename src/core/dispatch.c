@@ -77,6 +77,7 @@ static const struct fconv_kernels kernels_avx512 = {
     .direct_filter_slide_kh_max = FCONV_FILTER_SLIDE_KH_MAX_AVX512,
     .gemm_ukernel = fconv_gemm_ukernel__avx512, .gemm_ukernel_half = fconv_gemm_ukernel_half__avx512,
     .gemm_ukernel_half_rows = fconv_gemm_ukernel_half_rows__avx512,
+    .gemm_ukernel_half_rows_shuffled = fconv_gemm_ukernel_half_rows_shuffled__avx512,
     .gemm_ukernel_cols = fconv_gemm_ukernel_cols__avx512, .gemm_ukernel_pack = fconv_gemm_ukernel_pack__avx512,
     .gemm_mr = 8, .gemm_nr = 32,
     .gemm_pack_b = fconv_gemm_pack_b__avx512,

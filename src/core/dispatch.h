@@ -88,7 +88,9 @@ typedef void (*fconv_gemm_ukernel_pack_fn)(size_t k, const float *a, const float
 /* gemm_ukernel_half_rows: the half-width tiles of `slivers` consecutive A panels at once, every
  * row of each live (mr = MR), panel s at a + s*MR*k (packed back to back): for i < slivers*MR
  * and j < NR/2, c[i*ldc + j] = sum_{p < k} A(i, p) * b[p*ldb + j], summed as gemm_ukernel_half
- * sums (the same bits), stored; no epilogue. */
+ * sums (the same bits), stored; no epilogue. gemm_ukernel_half_rows_shuffled (AVX-512 only, else
+ * NULL) is the same contract and bits, some broadcasts by permutes instead of loads: for cores
+ * that issue 512-bit loads one a cycle (fconv_cpu_info.wide_loads_slow). */
 typedef void (*fconv_gemm_ukernel_half_rows_fn)(size_t k, const float *a, size_t slivers, const float *b, size_t ldb,
                                                 float *c, size_t ldc);
 
@@ -297,7 +299,7 @@ struct fconv_kernels {
     fconv_gemm_ukernel_fn gemm_ukernel, gemm_ukernel_half;
     fconv_gemm_ukernel_pack_fn gemm_ukernel_pack;
     fconv_gemm_ukernel_cols_fn gemm_ukernel_cols;
-    fconv_gemm_ukernel_half_rows_fn gemm_ukernel_half_rows;
+    fconv_gemm_ukernel_half_rows_fn gemm_ukernel_half_rows, gemm_ukernel_half_rows_shuffled;
     size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
     fconv_gemm_pack_b_fn gemm_pack_b;
     fconv_copy_stride2_fn im2col_copy_stride2;
@@ -451,6 +453,8 @@ void fconv_gemm_ukernel_half__avx512(size_t k, const float *a, const float *b, s
                                    int store, size_t mr, size_t nr, const float *bias, int relu);
 void fconv_gemm_ukernel_half_rows__avx512(size_t k, const float *a, size_t slivers, const float *b, size_t ldb,
                                         float *c, size_t ldc);
+void fconv_gemm_ukernel_half_rows_shuffled__avx512(size_t k, const float *a, size_t slivers, const float *b,
+                                                 size_t ldb, float *c, size_t ldc);
 void fconv_gemm_ukernel_cols__avx512(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
                                    size_t mr, size_t nc, size_t nr);
 void fconv_gemm_ukernel_pack__avx512(size_t k, const float *a, const float *b, size_t ldb, float *packed_b,

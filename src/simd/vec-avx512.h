@@ -45,6 +45,12 @@ static inline float vf_reduce_add(vf v) { return _mm512_reduce_add_ps(v); }
 static inline vf vf_set1_halves(float lo, float hi) {
     return _mm512_mask_broadcastss_ps(_mm512_set1_ps(lo), (__mmask16)0xFF00u, _mm_set_ss(hi));
 }
+/* The 8 floats at p in lanes [0, 8), the upper lanes undefined: a 256-bit load, for
+ * vf_broadcast_lane8 to spread (on cores that issue one 512-bit load a cycle but two
+ * narrower ones, broadcasts taken from it spare the loads; gemm-ukernel.c). */
+static inline vf vf_loadu_low8(const float *p) { return _mm512_castps256_ps512(_mm256_loadu_ps(p)); }
+/* Lane i (< 8) of v in every lane: one permute, on the shuffle port. */
+static inline vf vf_broadcast_lane8(vf v, int i) { return _mm512_permutexvar_ps(_mm512_set1_epi32(i), v); }
 /* Lanes [0, 8): lane i + lane i + 8; lanes [8, 16) hold the same sums. */
 static inline vf vf_fold_halves(vf v) {
     return _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));

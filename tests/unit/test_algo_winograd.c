@@ -317,6 +317,45 @@ static void test_streamed_output(void) {
     streamed_output(FCONV_ALGO_WINOGRAD_ROWS, FCONV_LAYOUT_NCHW, 3, 136); /* blocks of 64, 64 and 8 channels */
 }
 
+/* Blocks of 16 tiles (a 16^2 map in F(4x4), 8^2 in F(2x2)) go through the half-width tile over
+ * several panels, whose broadcasts by permutes where 512-bit loads are slow
+ * (fconv_cpu_info.wide_loads_slow) give the same bits as by loads: both ways on any machine,
+ * against each other and the reference. */
+static void test_wide_loads_both_ways(void) {
+    fconv_cpu_info *cpu = test_cpu_figures();
+    const int saved = cpu->wide_loads_slow;
+    const fconv_algo algos[] = {FCONV_ALGO_WINOGRAD_4X4, FCONV_ALGO_WINOGRAD_2X2};
+    const int64_t sides[] = {16, 8};
+    for (int a = 0; a < 2; a++) {
+        fconv_conv2d_desc d = {.n = 1, .c = 40, .h = sides[a], .w = sides[a], .k = 24, .r = 3, .s = 3,
+                               .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
+        const size_t nx = 40 * (size_t)(sides[a] * sides[a]), nw = 24 * 40 * 9, ny = 24 * (size_t)(sides[a] * sides[a]);
+        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *y[2] = {malloc(ny * sizeof(float)),
+                                                                                  malloc(ny * sizeof(float))};
+        test_fill_random(x, nx);
+        test_fill_random(w, nw);
+        fconv_algo_info info;
+        CHECK(fconv_algo_get_info(algos[a], &info) == FCONV_OK);
+        for (int slow = 0; slow < 2; slow++) {
+            cpu->wide_loads_slow = slow;
+            fconv_options o = {.algo = algos[a], .threads = 2};
+            fconv_plan *plan = NULL;
+            CHECKF(fconv_plan_conv2d(&d, &o, w, NULL, &plan) == FCONV_OK, "%s: %s", info.name, fconv_last_error());
+            if (!plan) continue;
+            CHECK(fconv_execute(plan, x, NULL, NULL, y[slow]) == FCONV_OK);
+            const double err = fconv_ref_normalized_error(plan, x, w, NULL, y[slow], 1, NULL);
+            CHECKF(err <= info.error_bound, "%s, wide_loads_slow %d: error %.3g", info.name, slow, err);
+            fconv_plan_destroy(plan);
+        }
+        CHECKF(memcmp(y[0], y[1], ny * sizeof(float)) == 0, "%s: wide_loads_slow changed the bits", info.name);
+        free(x);
+        free(w);
+        free(y[0]);
+        free(y[1]);
+    }
+    cpu->wide_loads_slow = saved;
+}
+
 /* The channels-last driver (winograd-channels-last.c: C and K multiples of 16, one group) on
  * NHWC plans, which it runs as they lie, and on NCHW plans, where it transposes a segment's rows
  * in and out: partial tiles, a 1x1 image, padding on one side, output channel blocks of the
@@ -617,6 +656,7 @@ int main(void) {
     TEST(test_tile_transforms);
     TEST(test_conv2d_blocks);
     TEST(test_streamed_output);
+    TEST(test_wide_loads_both_ways);
     TEST(test_channels_last_driver);
     TEST(test_rows);
     TEST(test_declines);

@@ -223,11 +223,13 @@ static void check_ukernel_cols(const struct fconv_kernels *kern) {
     free(c);
 }
 
-/* The half-width tile over several A panels: for every panel count 1..7 (the kernel's own
- * group of panels, part groups and leftovers) and k = 0, 1, 2 and odd, exactly the bits of
- * gemm_ukernel_half run panel by panel, and nothing written past the rows and columns. The
- * panels end where their buffer ends: AddressSanitizer sees any read past them. */
-static void check_ukernel_half_rows(const struct fconv_kernels *kern) {
+/* The half-width tile over several A panels (gemm_ukernel_half_rows, or its shuffled form:
+ * `half_rows`, named `what`): for every panel count 1..7 (the kernel's own group of panels,
+ * part groups and leftovers) and k = 0, 1, 2 and odd, exactly the bits of gemm_ukernel_half
+ * run panel by panel, and nothing written past the rows and columns. The panels end where
+ * their buffer ends: AddressSanitizer sees any read past them. */
+static void check_ukernel_half_rows(const struct fconv_kernels *kern, fconv_gemm_ukernel_half_rows_fn half_rows,
+                                    const char *what) {
     static const size_t ks[] = {0, 1, 2, 37};
     const size_t MR = kern->gemm_mr, width = kern->gemm_nr / 2, ldc = width + 3, pmax = 7, kmax = 37;
     float *abuf = malloc(sizeof(float) * MR * kmax * pmax), *b = fconv_alloc_aligned(sizeof(float) * width * kmax);
@@ -243,12 +245,12 @@ static void check_ukernel_half_rows(const struct fconv_kernels *kern) {
             for (size_t s = 0; s < panels; s++)
                 kern->gemm_ukernel_half(k, a + s * MR * k, b, width, want + s * MR * ldc, ldc, FCONV_GEMM_STORE, MR,
                                         width, NULL, 0);
-            kern->gemm_ukernel_half_rows(k, a, panels, b, width, c, ldc);
+            half_rows(k, a, panels, b, width, c, ldc);
             for (size_t i = 0; i <= rows; i++)
                 for (size_t j = 0; j < ldc; j++)
                     CHECKF(memcmp(&c[i * ldc + j], &want[i * ldc + j], sizeof(float)) == 0,
-                           "%s ukernel_half_rows panels=%zu k=%zu: C[%zu][%zu] = %.9g, want %.9g", kern->name, panels,
-                           k, i, j, c[i * ldc + j], want[i * ldc + j]);
+                           "%s %s panels=%zu k=%zu: C[%zu][%zu] = %.9g, want %.9g", kern->name, what, panels, k, i, j,
+                           c[i * ldc + j], want[i * ldc + j]);
         }
     free(abuf);
     fconv_free_aligned(b);
@@ -297,7 +299,10 @@ static void test_gemm_all_isas(void) {
         check_ukernel(kern, 0);
         check_ukernel(kern, 1);
         check_ukernel_cols(kern);
-        check_ukernel_half_rows(kern);
+        check_ukernel_half_rows(kern, kern->gemm_ukernel_half_rows, "ukernel_half_rows");
+        if (kern->gemm_ukernel_half_rows_shuffled)
+            check_ukernel_half_rows(kern, kern->gemm_ukernel_half_rows_shuffled, "ukernel_half_rows_shuffled");
+        CHECK(kern->gemm_ukernel_half_rows_shuffled != NULL || kern->isa != FCONV_ISA_AVX512);
         check_b_placement(kern);
         /* every remainder of MR and NR, once each */
         for (size_t m = 1; m <= 2 * kern->gemm_mr + 1; m++)

@@ -150,20 +150,49 @@ void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half)(size_t k, const float *restrict a
  * each sliver, half a cache line on AVX-512). */
 #define HALF_ROWS_SLIVERS (VF_LANES == 16 ? 3 : VF_LANES == 8 ? 2 : 1)
 
-/* One k step q of half_rows: B's row q loaded once, multiplied into the ns panels' rows. */
-static ALWAYS_INLINE void half_rows_step(const int ns, size_t k, const float *restrict a, const float *restrict b,
-                                         size_t ldb, size_t q, vf acc[HALF_ROWS_SLIVERS][MR][NV / 2]) {
+/* Rows of each A panel that half_rows' shuffled form (AVX-512 only) broadcasts by a permute of
+ * one 256-bit load of the panel's step instead of a 512-bit broadcast load each. A k step of
+ * the 3-panel tile is 24 multiply-adds against 25 vector loads (B's row and 24 broadcasts),
+ * and the Ice Lake VM issues one 512-bit load a cycle (two of 256 bits), so the tile waited
+ * on its loads at ~22 cycles a step where its multiply-adds need 12. Each permute takes a
+ * slot of the port that also multiplies, so only some rows go that way: 3 of 8 left 16 wide
+ * loads and 33 multiply-add or shuffle slots a step (~16.5 cycles). Standalone, one thread,
+ * in L1 (A and B packed, 3 panels, 21 runs in one process): k = 128 98.9 -> 130.5 GFLOP/s,
+ * k = 256 79.8 -> 114.9; 2, 4 and 5 rows 1.17-1.22x. In the layers whose Winograd blocks are
+ * 16 tiles wide (2 threads, 31 alternated rounds in one process, medians): F(4x4) 1 x 128 x
+ * 16^2 1.08x, 256 x 16^2 1.11-1.13x, 256 x 14^2 1.06-1.15x, 512 x 16^2 1.08-1.09x, F(2x2) 512
+ * x 7^2 1.09-1.14x; 8 x 256 x 14^2 level (wider blocks). The same products in the same order:
+ * the same bits. Where 512-bit loads issue two a cycle (fconv_cpu_info.wide_loads_slow unset)
+ * the permutes would only take multiply-add slots, and the loads stay. */
+#define HALF_ROWS_SHUFFLED 3
+
+/* One k step q of half_rows: B's row q loaded once, multiplied into the ns panels' rows
+ * (shuffled, a constant: the last HALF_ROWS_SHUFFLED rows' broadcasts by permutes). */
+static ALWAYS_INLINE void half_rows_step(const int ns, const int shuffled, size_t k, const float *restrict a,
+                                         const float *restrict b, size_t ldb, size_t q,
+                                         vf acc[HALF_ROWS_SLIVERS][MR][NV / 2]) {
     vf bv[NV / 2];
     UNROLLED (int v = 0; v < NV / 2; v++) bv[v] = vf_loadu(b + q * ldb + (size_t)v * VF_LANES);
-    UNROLLED (int s = 0; s < ns; s++)
+    UNROLLED (int s = 0; s < ns; s++) {
+        const float *as = a + (size_t)s * MR * k + q * MR;
+#if VF_LANES == 16
+        _Static_assert(MR == 8, "a panel's step is the 8 floats vf_loadu_low8 reads");
+        const vf step = shuffled ? vf_loadu_low8(as) : vf_zero();
+#endif
         UNROLLED (int i = 0; i < MR; i++) {
-            const vf av = vf_set1(a[(size_t)s * MR * k + q * MR + (size_t)i]);
+#if VF_LANES == 16
+            const vf av = shuffled && i >= MR - HALF_ROWS_SHUFFLED ? vf_broadcast_lane8(step, i) : vf_set1(as[i]);
+#else
+            (void)shuffled;
+            const vf av = vf_set1(as[i]);
+#endif
             UNROLLED (int v = 0; v < NV / 2; v++) acc[s][i][v] = vf_fma(av, bv[v], acc[s][i][v]);
         }
+    }
 }
 
-static ALWAYS_INLINE void half_rows(const int ns, size_t k, const float *restrict a, const float *restrict b,
-                                    size_t ldb, float *restrict c, size_t ldc) {
+static ALWAYS_INLINE void half_rows(const int ns, const int shuffled, size_t k, const float *restrict a,
+                                    const float *restrict b, size_t ldb, float *restrict c, size_t ldc) {
     vf acc[HALF_ROWS_SLIVERS][MR][NV / 2];
     UNROLLED (int s = 0; s < ns; s++)
         UNROLLED (int i = 0; i < MR; i++)
@@ -171,31 +200,45 @@ static ALWAYS_INLINE void half_rows(const int ns, size_t k, const float *restric
     size_t p = 0;
     for (; p + 2 <= k; p += 2) {
         UNROLLED (int s = 0; s < ns; s++) prefetch_a(a + (size_t)s * MR * k, p + (size_t)A_PREFETCH_STEPS(NV / 2));
-        half_rows_step(ns, k, a, b, ldb, p, acc);
-        half_rows_step(ns, k, a, b, ldb, p + 1, acc);
+        half_rows_step(ns, shuffled, k, a, b, ldb, p, acc);
+        half_rows_step(ns, shuffled, k, a, b, ldb, p + 1, acc);
     }
-    if (p < k) half_rows_step(ns, k, a, b, ldb, p, acc);
+    if (p < k) half_rows_step(ns, shuffled, k, a, b, ldb, p, acc);
     UNROLLED (int s = 0; s < ns; s++)
         UNROLLED (int i = 0; i < MR; i++)
             UNROLLED (int v = 0; v < NV / 2; v++)
                 vf_storeu(c + ((size_t)s * MR + (size_t)i) * ldc + (size_t)v * VF_LANES, acc[s][i][v]);
 }
 
-void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half_rows)(size_t k, const float *restrict a, size_t slivers,
-                                                    const float *restrict b, size_t ldb, float *restrict c,
-                                                    size_t ldc) {
+/* gemm_ukernel_half_rows' panels, HALF_ROWS_SLIVERS at a time. */
+static ALWAYS_INLINE void half_rows_panels(const int shuffled, size_t k, const float *restrict a, size_t slivers,
+                                           const float *restrict b, size_t ldb, float *restrict c, size_t ldc) {
     assert(a && b && c && slivers >= 1 && ldb >= NR / 2);
     for (size_t s = 0; s < slivers; s += HALF_ROWS_SLIVERS) {
         const size_t n = slivers - s < HALF_ROWS_SLIVERS ? slivers - s : HALF_ROWS_SLIVERS;
         const float *as = a + s * MR * k;
         float *cs = c + s * MR * ldc;
-        if (n == HALF_ROWS_SLIVERS) half_rows(HALF_ROWS_SLIVERS, k, as, b, ldb, cs, ldc);
+        if (n == HALF_ROWS_SLIVERS) half_rows(HALF_ROWS_SLIVERS, shuffled, k, as, b, ldb, cs, ldc);
 #if HALF_ROWS_SLIVERS > 2
-        else if (n == 2) half_rows(2, k, as, b, ldb, cs, ldc);
+        else if (n == 2) half_rows(2, shuffled, k, as, b, ldb, cs, ldc);
 #endif
-        else half_rows(1, k, as, b, ldb, cs, ldc);
+        else half_rows(1, shuffled, k, as, b, ldb, cs, ldc);
     }
 }
+
+void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half_rows)(size_t k, const float *restrict a, size_t slivers,
+                                                    const float *restrict b, size_t ldb, float *restrict c,
+                                                    size_t ldc) {
+    half_rows_panels(0, k, a, slivers, b, ldb, c, ldc);
+}
+
+#if VF_LANES == 16
+void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half_rows_shuffled)(size_t k, const float *restrict a, size_t slivers,
+                                                             const float *restrict b, size_t ldb,
+                                                             float *restrict c, size_t ldc) {
+    half_rows_panels(1, k, a, slivers, b, ldb, c, ldc);
+}
+#endif
 
 /* A few columns: each of the nc (<= COLS_MAX) accumulators holds the MR rows of one column
  * of C in one vector (MR <= VF_LANES), one load of A and nc broadcasts of B per k step,
