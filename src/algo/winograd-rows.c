@@ -143,13 +143,14 @@ static void output_row(const struct rows_ctx *ctx, float *yn, int64_t p, int64_t
     int64_t r0 = 0, r1 = d->r; /* the kernel rows [r0, r1) that read inside the image */
     while (r0 < r1 && first + r0 * d->dilation_h < 0) r0++;
     while (r1 > r0 && first + (r1 - 1) * d->dilation_h >= d->h) r1--;
-    plan->kernels->wino_rows_product(yn + (k0 * plan->out_h + p) * plan->out_w, (size_t)(plan->out_h * plan->out_w),
-                                     (size_t)(k1 - k0), (size_t)plan->out_w,
-                                     rows_strip + (first + r0 * d->dilation_h - top) * row_floats, (size_t)g->padded,
-                                     (ptrdiff_t)(g->span * row_floats), (ptrdiff_t)(d->dilation_h * row_floats),
-                                     (size_t)g->cg, (size_t)(r1 - r0), ctx->gw + (k0 * g->cg * d->r + r0) * 6,
-                                     (size_t)(g->cg * d->r * 6), (size_t)(d->r * 6), ctx->bias ? ctx->bias + k0 : NULL,
-                                     d->activation == FCONV_ACTIVATION_RELU, ctx->stream);
+    const fconv_wino_rows_product_fn product = plan->kernels->wino_rows_product_shuffled && fconv_cpu()->wide_loads_slow
+                                                   ? plan->kernels->wino_rows_product_shuffled
+                                                   : plan->kernels->wino_rows_product;
+    product(yn + (k0 * plan->out_h + p) * plan->out_w, (size_t)(plan->out_h * plan->out_w), (size_t)(k1 - k0),
+            (size_t)plan->out_w, rows_strip + (first + r0 * d->dilation_h - top) * row_floats, (size_t)g->padded,
+            (ptrdiff_t)(g->span * row_floats), (ptrdiff_t)(d->dilation_h * row_floats), (size_t)g->cg,
+            (size_t)(r1 - r0), ctx->gw + (k0 * g->cg * d->r + r0) * 6, (size_t)(g->cg * d->r * 6), (size_t)(d->r * 6),
+            ctx->bias ? ctx->bias + k0 : NULL, d->activation == FCONV_ACTIVATION_RELU, ctx->stream);
 }
 
 /* i = (n * groups + g) * k_blocks + kb; j = the block of output rows. */

@@ -91,6 +91,7 @@ static const struct fconv_kernels kernels_avx512 = {
                     fconv_wino_output_f3__avx512},
     .wino_rows_input = fconv_wino_rows_input_kernel__avx512,
     .wino_rows_product = fconv_wino_rows_product_kernel__avx512,
+    .wino_rows_product_shuffled = fconv_wino_rows_product_shuffled_kernel__avx512,
     .fft_rows_forward = fconv_fft_rows_forward_kernel__avx512,
     .fft_rows_inverse = fconv_fft_rows_inverse_kernel__avx512,
     .fft_rows_stream_row = fconv_fft_rows_stream_row_kernel__avx512,

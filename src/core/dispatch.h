@@ -189,6 +189,9 @@ typedef void (*fconv_wino_output_fn)(const float *mm, size_t m_step, float *out,
  * non-temporal stores (each row then 64-byte aligned; the calling thread fences,
  * fconv_stream_fence, before anyone reads y).
  */
+/* wino_rows_product_shuffled (AVX-512 only, else NULL): the same contract and bits, taps
+ * broadcast partly by shuffles, for cores whose 512-bit loads issue one a cycle
+ * (fconv_cpu_info.wide_loads_slow). */
 typedef void (*fconv_wino_rows_input_fn)(float *u, size_t u_step, size_t ntiles);
 typedef void (*fconv_wino_rows_product_fn)(float *y, size_t y_kstride, size_t nk, size_t out_w, const float *u,
                                            size_t u_step, ptrdiff_t u_cstep, ptrdiff_t u_rstep, size_t nc,
@@ -310,7 +313,7 @@ struct fconv_kernels {
     fconv_wino_input_fn wino_input[3];
     fconv_wino_output_fn wino_output[4];
     fconv_wino_rows_input_fn wino_rows_input;
-    fconv_wino_rows_product_fn wino_rows_product;
+    fconv_wino_rows_product_fn wino_rows_product, wino_rows_product_shuffled;
     fconv_fft_rows_forward_fn fft_rows_forward;
     fconv_fft_rows_inverse_fn fft_rows_inverse;
     fconv_fft_rows_stream_row_fn fft_rows_stream_row;
@@ -402,6 +405,11 @@ FCONV_DECLARE_WINO_ROWS(scalar)
 FCONV_DECLARE_WINO_ROWS(avx2)
 FCONV_DECLARE_WINO_ROWS(avx512)
 #undef FCONV_DECLARE_WINO_ROWS
+void fconv_wino_rows_product_shuffled_kernel__avx512(float *y, size_t y_kstride, size_t nk, size_t out_w,
+                                                     const float *u, size_t u_step, ptrdiff_t u_cstep,
+                                                     ptrdiff_t u_rstep, size_t nc, size_t nr, const float *g,
+                                                     size_t g_kstride, size_t g_cstep, const float *bias, int relu,
+                                                     int stream);
 
 /* The per-ISA implicit-GEMM tiles (kernels/implicit-gemm/implicit-gemm-tile.c) and their shapes. */
 #define FCONV_DECLARE_IMPLICIT_GEMM(isa)                                                                      \

@@ -49,6 +49,18 @@ static inline vf vf_set1_halves(float lo, float hi) {
  * vf_broadcast_lane8 to spread (on cores that issue one 512-bit load a cycle but two
  * narrower ones, broadcasts taken from it spare the loads; gemm-ukernel.c). */
 static inline vf vf_loadu_low8(const float *p) { return _mm512_castps256_ps512(_mm256_loadu_ps(p)); }
+/* p[0..4) in each 128-bit lane (a 128-bit broadcast load), for vf_spread4. */
+static inline vf vf_broadcast4(const float *p) { return _mm512_broadcast_f32x4(_mm_loadu_ps(p)); }
+/* Lane j (< 4) of each 128-bit lane of v, in all its lanes: one in-lane shuffle with an
+ * immediate (no index register); of vf_broadcast4's vector, p[j] in every lane. */
+static inline vf vf_spread4(vf v, int j) {
+    switch (j) {
+    case 0: return _mm512_shuffle_ps(v, v, 0x00);
+    case 1: return _mm512_shuffle_ps(v, v, 0x55);
+    case 2: return _mm512_shuffle_ps(v, v, 0xaa);
+    default: return _mm512_shuffle_ps(v, v, 0xff);
+    }
+}
 /* Lane i (< 8) of v in every lane: one permute, on the shuffle port. */
 static inline vf vf_broadcast_lane8(vf v, int i) { return _mm512_permutexvar_ps(_mm512_set1_epi32(i), v); }
 /* Lanes [0, 8): lane i + lane i + 8; lanes [8, 16) hold the same sums. */
