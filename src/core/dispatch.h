@@ -187,11 +187,10 @@ typedef void (*fconv_wino_output_fn)(const float *mm, size_t m_step, float *out,
  * without. u, u_step, u_cstep, u_rstep as the input transform's (every row holds the tiles of
  * out_w rounded up to VF_LANES). With stream the whole vectors 4*VF_LANES apart go out through
  * non-temporal stores (each row then 64-byte aligned; the calling thread fences,
- * fconv_stream_fence, before anyone reads y).
+ * fconv_stream_fence, before anyone reads y). A table's wino_rows_product_shuffled (AVX-512
+ * only, else NULL) is the same contract and bits, taps broadcast partly by shuffles, for cores
+ * whose 512-bit loads issue one a cycle (fconv_cpu_info.wide_loads_slow).
  */
-/* wino_rows_product_shuffled (AVX-512 only, else NULL): the same contract and bits, taps
- * broadcast partly by shuffles, for cores whose 512-bit loads issue one a cycle
- * (fconv_cpu_info.wide_loads_slow). */
 typedef void (*fconv_wino_rows_input_fn)(float *u, size_t u_step, size_t ntiles);
 typedef void (*fconv_wino_rows_product_fn)(float *y, size_t y_kstride, size_t nk, size_t out_w, const float *u,
                                            size_t u_step, ptrdiff_t u_cstep, ptrdiff_t u_rstep, size_t nc,

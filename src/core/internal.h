@@ -283,10 +283,11 @@ typedef struct fconv_cpu_info {
     int split_loads_slow;
     /* A 512-bit load (a broadcast too) issues one a cycle where 256-bit ones issue two, so a
      * kernel with more than one such load per 512-bit multiply-add waits on its loads. On the
-     * Ice Lake VM (family 6 model 106): 0.75-1.05 cycles per zmm load or broadcast against 0.43-0.55
-     * per ymm one and 0.5-0.75 per register-only FMA. From the CPU model: Intel's Ice Lake cores
-     * (server 106 and 108, client 125 and 126), the only ones measured; its GEMM's half-width
-     * tile then takes some broadcasts by permutes (gemm-ukernel.c). */
+     * Ice Lake VM (family 6 model 106): 0.75-1.05 cycles per zmm load or broadcast against
+     * 0.43-0.55 per ymm one and 0.5-0.75 per register-only FMA. From the CPU model: Intel's Ice
+     * Lake cores (server 106 and 108, client 125 and 126), the only ones measured. The GEMM's
+     * half-width tile over several panels (gemm-ukernel.c) and winograd-rows' product then take
+     * some of their broadcasts by shuffles of a narrower load. */
     int wide_loads_slow;
     /* Bytes a second one core reads of a stream from beyond its L2 (the shared cache, or
      * memory) while the others do the same: what a product reading Winograd's transformed

@@ -141,17 +141,18 @@ static ALWAYS_INLINE void product_kernel(const struct rows_args *r, size_t nk, i
     }
 }
 
+/* The exported kernels' parameters (fconv_wino_rows_product_fn) and body. */
 #define PRODUCT_ARGS                                                                                     \
     float *y, size_t y_kstride, size_t nk, size_t out_w, const float *u, size_t u_step, ptrdiff_t u_cstep, \
         ptrdiff_t u_rstep, size_t nc, size_t nr, const float *g, size_t g_kstride, size_t g_cstep,         \
         const float *bias, int relu, int stream
-#define PRODUCT_CALL(shuffled)                                                                            \
-    do {                                                                                                  \
-        assert(y && u && g && (uintptr_t)u % (VF_LANES * sizeof(float)) == 0 && u_step % VF_LANES == 0);  \
-        assert(u_cstep % VF_LANES == 0 && u_rstep % VF_LANES == 0);                                       \
-        const struct rows_args r = {y,     y_kstride, out_w, u_step, nc,      nr,      g_kstride, g_cstep, \
-                                    u,     g,         u_cstep, u_rstep, bias, stream};                     \
-        product_kernel(&r, nk, relu, shuffled);                                                           \
+#define PRODUCT_CALL(shuffled)                                                                           \
+    do {                                                                                                 \
+        assert(y && u && g && (uintptr_t)u % (VF_LANES * sizeof(float)) == 0 && u_step % VF_LANES == 0); \
+        assert(u_cstep % VF_LANES == 0 && u_rstep % VF_LANES == 0);                                      \
+        const struct rows_args r = {y, y_kstride, out_w, u_step, nc, nr, g_kstride, g_cstep,             \
+                                    u, g, u_cstep, u_rstep, bias, stream};                               \
+        product_kernel(&r, nk, relu, shuffled);                                                          \
     } while (0)
 
 void FCONV_ISA_SUFFIX(fconv_wino_rows_product_kernel)(PRODUCT_ARGS) { PRODUCT_CALL(0); }
@@ -163,8 +164,9 @@ void FCONV_ISA_SUFFIX(fconv_wino_rows_product_kernel)(PRODUCT_ARGS) { PRODUCT_CA
  * its multiply-adds' time. Taps 0-3 of each channel come instead from one 128-bit broadcast
  * load (all four in every 128-bit lane) by an in-lane shuffle each (the port that also
  * multiplies, so taps 4 and 5 keep their loads): ~16 wide loads and 32 multiply-add or shuffle
- * slots a step against 24 and 24. The same products: the same bits. Ice Lake VM, 9 alternated
- * rounds of the CLI against the loads: 3 -> 64 on 224^2 (VGG's first layer) 1.06x at batch 1,
- * 1.15x at batch 8, 1.13x on one thread. */
+ * slots a step against 24 and 24. The same products: the same bits. Ice Lake VM, 3 -> 64 on
+ * 224^2 (VGG's first layer), 2 threads: in one process (9-31 alternated rounds, medians)
+ * 1.08-1.09x at batch 1, 1.08x at batch 8, 1.04x on one thread; 9 alternated CLI rounds 1.06x,
+ * 1.15x and 1.13x. */
 void FCONV_ISA_SUFFIX(fconv_wino_rows_product_shuffled_kernel)(PRODUCT_ARGS) { PRODUCT_CALL(1); }
 #endif
