@@ -285,7 +285,8 @@ typedef struct fconv_cpu_info {
      * kernel with more than one such load per 512-bit multiply-add waits on its loads. On the
      * Ice Lake VM (family 6 model 106): 0.75-1.05 cycles per zmm load or broadcast against
      * 0.43-0.55 per ymm one and 0.5-0.75 per register-only FMA. From the CPU model: Intel's Ice
-     * Lake cores (server 106 and 108, client 125 and 126), the only ones measured. The GEMM's
+     * Lake cores (server 106 and 108, client 125 and 126; measured on 106 only, the others share
+     * its core and are taken to behave alike; other Intel cores unmeasured, unset). The GEMM's
      * half-width tile over several panels (gemm-ukernel.c) and winograd-rows' product then take
      * some of their broadcasts by shuffles of a narrower load. */
     int wide_loads_slow;
