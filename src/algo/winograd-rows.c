@@ -131,6 +131,9 @@ struct rows_ctx {
     float *y;
     int64_t k_blocks;
     int stream;
+    /* the product kernel: its shuffled form where 512-bit loads are slow
+     * (fconv_cpu_info.wide_loads_slow), chosen once per execute */
+    fconv_wino_rows_product_fn product;
 };
 
 /* Output row p of channels [k0, k1) (the strip's first row: input row top): one product
@@ -143,14 +146,12 @@ static void output_row(const struct rows_ctx *ctx, float *yn, int64_t p, int64_t
     int64_t r0 = 0, r1 = d->r; /* the kernel rows [r0, r1) that read inside the image */
     while (r0 < r1 && first + r0 * d->dilation_h < 0) r0++;
     while (r1 > r0 && first + (r1 - 1) * d->dilation_h >= d->h) r1--;
-    const fconv_wino_rows_product_fn product = plan->kernels->wino_rows_product_shuffled && fconv_cpu()->wide_loads_slow
-                                                   ? plan->kernels->wino_rows_product_shuffled
-                                                   : plan->kernels->wino_rows_product;
-    product(yn + (k0 * plan->out_h + p) * plan->out_w, (size_t)(plan->out_h * plan->out_w), (size_t)(k1 - k0),
-            (size_t)plan->out_w, rows_strip + (first + r0 * d->dilation_h - top) * row_floats, (size_t)g->padded,
-            (ptrdiff_t)(g->span * row_floats), (ptrdiff_t)(d->dilation_h * row_floats), (size_t)g->cg,
-            (size_t)(r1 - r0), ctx->gw + (k0 * g->cg * d->r + r0) * 6, (size_t)(g->cg * d->r * 6), (size_t)(d->r * 6),
-            ctx->bias ? ctx->bias + k0 : NULL, d->activation == FCONV_ACTIVATION_RELU, ctx->stream);
+    ctx->product(yn + (k0 * plan->out_h + p) * plan->out_w, (size_t)(plan->out_h * plan->out_w), (size_t)(k1 - k0),
+                 (size_t)plan->out_w, rows_strip + (first + r0 * d->dilation_h - top) * row_floats,
+                 (size_t)g->padded, (ptrdiff_t)(g->span * row_floats), (ptrdiff_t)(d->dilation_h * row_floats),
+                 (size_t)g->cg, (size_t)(r1 - r0), ctx->gw + (k0 * g->cg * d->r + r0) * 6,
+                 (size_t)(g->cg * d->r * 6), (size_t)(d->r * 6), ctx->bias ? ctx->bias + k0 : NULL,
+                 d->activation == FCONV_ACTIVATION_RELU, ctx->stream);
 }
 
 /* i = (n * groups + g) * k_blocks + kb; j = the block of output rows. */
@@ -195,6 +196,9 @@ static void rows_execute(const fconv_plan *plan, const float *x, const float *w,
         /* rows a whole number of vectors long (y itself aligned, as fastconv.h asks for speed) */
         .stream = (double)plan->y_elems * sizeof(float) >= FCONV_STREAM_OUTPUT_BYTES &&
                   plan->out_w % 16 == 0 && (uintptr_t)y % 64 == 0,
+        .product = plan->kernels->wino_rows_product_shuffled && fconv_cpu()->wide_loads_slow
+                       ? plan->kernels->wino_rows_product_shuffled
+                       : plan->kernels->wino_rows_product,
     };
     ctx.k_blocks = (ctx.g.kg + ROWS_K_BLOCK - 1) / ROWS_K_BLOCK;
     fconv_parallel_2d_steal(plan->threads, (size_t)(d->n * d->groups * ctx.k_blocks),

@@ -68,6 +68,9 @@ struct wino_geometry {
     int packed;
     size_t mr, kgp;        /* U's row blocking and kg rounded up to it */
     const struct fconv_kernels *kern;
+    /* the half-width tile over several panels: its shuffled form where 512-bit loads are slow
+     * (fconv_cpu_info.wide_loads_slow), chosen once per geometry, not per product */
+    fconv_gemm_ukernel_half_rows_fn half_rows;
     size_t workers;        /* block mode: workers running units; phase mode: plan threads */
     size_t v_xn, m_xn;     /* floats from V[ξν] to V[ξν+1], and from M[ξν] to M[ξν+1] */
     size_t u_size;         /* bytes of U, in the plan (plan-time weights) or the workspace */
@@ -169,6 +172,9 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
 
     size_t a2 = (size_t)(g.alpha * g.alpha), cg = (size_t)g.cg, kg = (size_t)g.kg;
     g.kern = plan->kernels;
+    g.half_rows = g.kern->gemm_ukernel_half_rows_shuffled && fconv_cpu()->wide_loads_slow
+                      ? g.kern->gemm_ukernel_half_rows_shuffled
+                      : g.kern->gemm_ukernel_half_rows;
     g.packed = g.cg > 1 && (g.kern->gemm_nr == FCONV_WINO_STRIP || g.kern->gemm_nr == 2 * FCONV_WINO_STRIP);
     g.mr = g.packed ? g.kern->gemm_mr : 1;
     g.kgp = round_up(kg, g.mr);
@@ -502,10 +508,6 @@ static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, float *v,
          * sharing each of its loads (gemm_ukernel_half_rows); the whole-width and few-column
          * tiles, and a last part sliver of U, one row sliver at a time. */
         const size_t whole_rows = kg / mr * mr;
-        const fconv_gemm_ukernel_half_rows_fn half_rows =
-            g->kern->gemm_ukernel_half_rows_shuffled && fconv_cpu()->wide_loads_slow
-                ? g->kern->gemm_ukernel_half_rows_shuffled
-                : g->kern->gemm_ukernel_half_rows;
         for (size_t i = 0; i < kg; i += mr) {
             const size_t rows = kg - i < mr ? kg - i : mr;
             for (size_t s = 0, width; s < ncols; s += width) {
@@ -520,7 +522,7 @@ static void multiply(const struct unit_ctx *u, size_t unit, size_t xn, float *v,
                     g->kern->gemm_ukernel_half(cg, ux + i * cg, vx + s * cg, width, mx + i * tb + s, tb, 0, rows,
                                                width, NULL, 0);
                 else if (i == 0)
-                    half_rows(cg, ux, whole_rows / mr, vx + s * cg, width, mx + s, tb);
+                    g->half_rows(cg, ux, whole_rows / mr, vx + s * cg, width, mx + s, tb);
             }
         }
         return;
