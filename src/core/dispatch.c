@@ -79,6 +79,7 @@ static const struct fconv_kernels kernels_avx512 = {
     .gemm_ukernel_half_rows = fconv_gemm_ukernel_half_rows__avx512,
     .gemm_ukernel_half_rows_shuffled = fconv_gemm_ukernel_half_rows_shuffled__avx512,
     .gemm_ukernel_cols = fconv_gemm_ukernel_cols__avx512, .gemm_ukernel_pack = fconv_gemm_ukernel_pack__avx512,
+    .gemm_ukernel_wide = fconv_gemm_ukernel_wide__avx512,
     .gemm_mr = 8, .gemm_nr = 32,
     .gemm_pack_b = fconv_gemm_pack_b__avx512,
     .im2col_copy_stride2 = fconv_im2col_copy_stride2__avx512,

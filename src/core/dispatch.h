@@ -93,6 +93,15 @@ typedef void (*fconv_gemm_ukernel_pack_fn)(size_t k, const float *a, const float
  * that issue 512-bit loads one a cycle (fconv_cpu_info.wide_loads_slow). */
 typedef void (*fconv_gemm_ukernel_half_rows_fn)(size_t k, const float *a, size_t slivers, const float *b, size_t ldb,
                                                 float *c, size_t ldc);
+/* gemm_ukernel_wide (AVX-512 only, else NULL; for cores that issue 512-bit loads one a cycle,
+ * fconv_cpu_info.wide_loads_slow): gemm_ukernel's contract and bits for MR/2 rows of a panel
+ * (a at its row 0 or MR/2, still MR floats a k step; mr <= MR/2) by 2·NR columns, all whole:
+ * columns j < NR from b[p*ldb + j], the next NR from b[b_next + p*ldb + j] (B in place: b_next
+ * = NR; packed slivers: ldb = NR, b_next = NR·k). Where packed_b is not NULL it also stores
+ * the two slivers as it reads them, at packed_b and packed_b + NR·k (as gemm_ukernel_pack). */
+typedef void (*fconv_gemm_ukernel_wide_fn)(size_t k, const float *a, const float *b, size_t ldb, size_t b_next,
+                                           float *packed_b, float *c, size_t ldc, int store, size_t mr,
+                                           const float *bias, int relu);
 
 /*
  * Its few-column twin, for the last columns of a product where a whole (half-width) tile
@@ -302,6 +311,7 @@ struct fconv_kernels {
     fconv_gemm_ukernel_pack_fn gemm_ukernel_pack;
     fconv_gemm_ukernel_cols_fn gemm_ukernel_cols;
     fconv_gemm_ukernel_half_rows_fn gemm_ukernel_half_rows, gemm_ukernel_half_rows_shuffled;
+    fconv_gemm_ukernel_wide_fn gemm_ukernel_wide;
     size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
     fconv_gemm_pack_b_fn gemm_pack_b;
     fconv_copy_stride2_fn im2col_copy_stride2;
@@ -466,6 +476,9 @@ void fconv_gemm_ukernel_cols__avx512(size_t k, const float *a, const float *b, s
                                    size_t mr, size_t nc, size_t nr);
 void fconv_gemm_ukernel_pack__avx512(size_t k, const float *a, const float *b, size_t ldb, float *packed_b,
                                    float *c, size_t ldc, int store, size_t mr, const float *bias, int relu);
+void fconv_gemm_ukernel_wide__avx512(size_t k, const float *a, const float *b, size_t ldb, size_t b_next,
+                                   float *packed_b, float *c, size_t ldc, int store, size_t mr, const float *bias,
+                                   int relu);
 size_t fconv_gemm_mr__avx512(void);
 size_t fconv_gemm_nr__avx512(void);
 /* Their B packing (kernels/gemm/gemm-pack.c). */

@@ -3,13 +3,15 @@
  * micro-kernel) on every ISA this machine runs, against a float64 reference, on shapes that
  * cross every MR / NR / KC / tile remainder, both transposes and accumulate; results must be
  * bit-identical for 1 and 2 threads, and with A packed beforehand, streamed or with the fused
- * bias / ReLU epilogue. ISAs the CPU lacks are reported as skipped.
+ * bias / ReLU epilogue, and with the wide tile (AVX-512) or without. ISAs the CPU lacks are
+ * reported as skipped.
  */
 #include <float.h>
 
 #include "core/dispatch.h"
 #include "core/internal.h"
 #include "kernels/gemm/gemm.h"
+#include "test-cpu.h"
 #include "test-isa.h"
 #include "test.h"
 
@@ -258,6 +260,70 @@ static void check_ukernel_half_rows(const struct fconv_kernels *kern, fconv_gemm
     free(want);
 }
 
+/* The wide tile (gemm_ukernel_wide: half an A panel by two B slivers), each half of the panel,
+ * every live row count, k = 0, 1, 2 and odd, every store mode, with and without bias and ReLU,
+ * B read in place, from packed slivers, or packed on the way: exactly the bits of gemm_ukernel
+ * on the whole panel against each sliver, nothing written past the rows, and the packed
+ * slivers equal to B's. The panel and B end where their buffers end, for AddressSanitizer. */
+static void check_ukernel_wide(const struct fconv_kernels *kern) {
+    static const size_t ks[] = {0, 1, 2, 37};
+    const size_t MR = kern->gemm_mr, NR = kern->gemm_nr, half = MR / 2, kmax = 37;
+    const size_t ldb = 2 * NR + 16, ldc = 2 * NR + 16; /* whole vectors: streamed tiles too */
+    float *abuf = malloc(sizeof(float) * MR * kmax), *bbuf = fconv_alloc_aligned(sizeof(float) * ldb * kmax);
+    float *packed = fconv_alloc_aligned(sizeof(float) * 2 * NR * kmax);
+    float *got = fconv_alloc_aligned(sizeof(float) * 2 * NR * kmax), *bias = malloc(sizeof(float) * MR);
+    float *c0 = fconv_alloc_aligned(sizeof(float) * (MR + 1) * ldc);
+    float *c = fconv_alloc_aligned(sizeof(float) * (MR + 1) * ldc);
+    float *want = fconv_alloc_aligned(sizeof(float) * (MR + 1) * ldc);
+    test_fill_random(bias, MR);
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+        const size_t k = ks[ki];
+        const float *a = abuf + MR * (kmax - k), *b = bbuf + ldb * (kmax - k);
+        test_fill_random(abuf, MR * kmax);
+        test_fill_random(bbuf, ldb * kmax);
+        for (size_t p = 0; p < k; p++) memcpy(packed + p * NR, b + p * ldb, sizeof(float) * NR);
+        for (size_t p = 0; p < k; p++) memcpy(packed + NR * k + p * NR, b + NR + p * ldb, sizeof(float) * NR);
+        for (int store = FCONV_GEMM_STORE; store <= FCONV_GEMM_STREAM; store++)
+            for (int e = 0; e < 4; e++) {
+                const float *bi = e & 1 ? bias : NULL;
+                const int relu = e >> 1;
+                test_fill_random(c0, (MR + 1) * ldc);
+                memcpy(want, c0, sizeof(float) * MR * ldc);
+                kern->gemm_ukernel(k, a, b, ldb, want, ldc, store, MR, NR, bi, relu);
+                kern->gemm_ukernel(k, a, b + NR, ldb, want + NR, ldc, store, MR, NR, bi, relu);
+                for (size_t h = 0; h < MR; h += half)
+                    for (size_t mr = 1; mr <= half; mr++)
+                        for (int from = 0; from < 3; from++) { /* in place, packed, packed on the way */
+                            memcpy(c, c0 + h * ldc, sizeof(float) * (half + 1) * ldc); /* rows h.. */
+                            memset(got, 0, sizeof(float) * 2 * NR * kmax);
+                            kern->gemm_ukernel_wide(k, a + h, from == 1 ? packed : b, from == 1 ? NR : ldb,
+                                                    from == 1 ? NR * k : NR, from == 2 ? got : NULL, c, ldc, store,
+                                                    mr, bi ? bi + h : NULL, relu);
+                            int same = 1;
+                            for (size_t i = 0; i <= half; i++) {
+                                const size_t cols = i < mr ? 2 * NR : 0; /* C's padding columns untouched */
+                                same &= memcmp(c + i * ldc, want + (h + i) * ldc, sizeof(float) * cols) == 0;
+                                same &= memcmp(c + i * ldc + cols, c0 + (h + i) * ldc + cols,
+                                               sizeof(float) * (ldc - cols)) == 0;
+                            }
+                            CHECKF(same, "%s ukernel_wide half %zu mr=%zu k=%zu store=%d bias %d relu %d from %d: "
+                                   "not gemm_ukernel's bits", kern->name, h, mr, k, store, bi != NULL, relu, from);
+                            if (from == 2)
+                                CHECKF(memcmp(got, packed, sizeof(float) * 2 * NR * k) == 0,
+                                       "%s ukernel_wide k=%zu: packed slivers differ from B", kern->name, k);
+                        }
+            }
+    }
+    free(abuf);
+    fconv_free_aligned(bbuf);
+    fconv_free_aligned(packed);
+    fconv_free_aligned(got);
+    free(bias);
+    fconv_free_aligned(c0);
+    fconv_free_aligned(c);
+    fconv_free_aligned(want);
+}
+
 /* B shallow enough to be read in place (k <= 64, ldb a whole number of vectors), once from
  * a vector boundary and once a float past it: where unaligned loads are slow the second is
  * packed instead (gemm-packed.c's b_in_place), elsewhere read in place too; either way the
@@ -290,6 +356,42 @@ static void check_b_placement(const struct fconv_kernels *kern) {
     free(c1);
 }
 
+/* The products' bits with the wide tile and without (wide_loads_slow set and unset): B in
+ * place (k <= 64 from a vector boundary) or packed, A packed beforehand or not, several row
+ * blocks, k steps and column chunks, streamed with the epilogue, 1 and 2 threads. */
+static void check_wide_same_bits(const struct fconv_kernels *kern) {
+    static const size_t shapes[][3] = {{64, 3136, 64}, {24, 400, 48}, {13, 200, 37}, {300, 1030, 140},
+                                       {40, 1100, 700}, {256, 196, 256}};
+    fconv_cpu_info *cpu = test_cpu_figures();
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const size_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        float *a = malloc(sizeof(float) * m * k), *b = fconv_alloc_aligned(sizeof(float) * k * n);
+        float *ap = fconv_alloc_aligned(sizeof(float) * fconv_gemm_packed_a_floats(kern, m, k));
+        float *bias = malloc(sizeof(float) * m), *c[2][3];
+        test_fill_random(a, m * k);
+        test_fill_random(b, k * n);
+        test_fill_random(bias, m);
+        fconv_gemm_pack_a(kern, m, k, a, k, ap);
+        for (int wide = 0; wide < 2; wide++) {
+            cpu->wide_loads_slow = wide;
+            for (int v = 0; v < 3; v++) c[wide][v] = fconv_alloc_aligned(sizeof(float) * m * n);
+            fconv_gemm_packed(kern, 1 + wide, 0, 0, m, n, k, a, k, b, n, 0, c[wide][0], n);
+            fconv_gemm_prepacked(kern, 2 - wide, m, n, k, ap, b, n, c[wide][1], n, 0, NULL, 0);
+            fconv_gemm_prepacked(kern, 2, m, n, k, ap, b, n, c[wide][2], n, 1, bias, 1);
+        }
+        for (int v = 0; v < 3; v++) {
+            CHECKF(memcmp(c[0][v], c[1][v], sizeof(float) * m * n) == 0,
+                   "%s m=%zu n=%zu k=%zu: the wide tile changed the bits (product %d)", kern->name, m, n, k, v);
+            fconv_free_aligned(c[0][v]);
+            fconv_free_aligned(c[1][v]);
+        }
+        free(a);
+        fconv_free_aligned(b);
+        fconv_free_aligned(ap);
+        free(bias);
+    }
+}
+
 static void test_gemm_all_isas(void) {
     for (int isa = FCONV_ISA_SCALAR; isa <= FCONV_ISA_AVX512; isa++) {
         const struct fconv_kernels *kern = test_isa_kernels("test_kernels_gemm", (fconv_isa)isa);
@@ -303,23 +405,35 @@ static void test_gemm_all_isas(void) {
         if (kern->gemm_ukernel_half_rows_shuffled)
             check_ukernel_half_rows(kern, kern->gemm_ukernel_half_rows_shuffled, "ukernel_half_rows_shuffled");
         CHECK(kern->gemm_ukernel_half_rows_shuffled != NULL || kern->isa != FCONV_ISA_AVX512);
-        check_b_placement(kern);
-        /* every remainder of MR and NR, once each */
-        for (size_t m = 1; m <= 2 * kern->gemm_mr + 1; m++)
-            check_gemm(kern, m, 2 * kern->gemm_nr + 3, 5, 0, 0, 0);
-        for (size_t n = 1; n <= 2 * kern->gemm_nr + 1; n++)
-            check_gemm(kern, 7, n, 9, 0, 0, 1);
-        check_gemm(kern, 150, 1030, 140, 0, 0, 0); /* crosses MC 144 and NC 512 */
-        check_gemm(kern, 40, 1100, 700, 0, 0, 1); /* A packed whole for 3 column chunks, 3 k steps */
-        check_gemm(kern, 13, 37, 330, 1, 0, 1);  /* two k steps (k > KC_MAX 320), transposed A */
-        check_gemm(kern, 8, 20, 320, 0, 0, 0);   /* k = KC_MAX: one step */
-        check_gemm(kern, 300, 9, 70, 0, 0, 1);   /* several row blocks, one narrow column block */
-        check_gemm(kern, 64, 49, 700, 0, 0, 0);  /* 32 + 16 + 1 columns, 3 k steps */
-        check_gemm(kern, 24, 196, 1024, 0, 0, 0); /* row groups, not column blocks */
-        check_gemm(kern, 29, 41, 17, 0, 1, 0);   /* transposed B */
-        check_gemm(kern, 5, 6, 7, 1, 1, 1);
-        check_gemm(kern, 3, 4, 0, 0, 0, 0);      /* k = 0: C = 0 */
-        check_gemm(kern, 3, 4, 0, 0, 0, 1);      /* k = 0, accumulate: C unchanged */
+        CHECK((kern->gemm_ukernel_wide != NULL) == (kern->isa == FCONV_ISA_AVX512));
+        if (kern->gemm_ukernel_wide) check_ukernel_wide(kern);
+        /* the products with the wide tile (wide_loads_slow) and without, on any machine */
+        fconv_cpu_info *cpu = test_cpu_figures();
+        const int saved = cpu->wide_loads_slow;
+        for (int wide = 0; wide <= (kern->gemm_ukernel_wide != NULL); wide++) {
+            cpu->wide_loads_slow = wide;
+            check_b_placement(kern);
+            /* every remainder of MR and NR, once each */
+            for (size_t m = 1; m <= 2 * kern->gemm_mr + 1; m++)
+                check_gemm(kern, m, 2 * kern->gemm_nr + 3, 5, 0, 0, 0);
+            for (size_t n = 1; n <= 4 * kern->gemm_nr + 1; n++)
+                check_gemm(kern, 7, n, 9, 0, 0, 1);
+            check_gemm(kern, 150, 1030, 140, 0, 0, 0); /* crosses MC 144 and NC 512 */
+            check_gemm(kern, 40, 1100, 700, 0, 0, 1); /* A packed whole for 3 column chunks, 3 k steps */
+            check_gemm(kern, 13, 37, 330, 1, 0, 1);  /* two k steps (k > KC_MAX 320), transposed A */
+            check_gemm(kern, 8, 20, 320, 0, 0, 0);   /* k = KC_MAX: one step */
+            check_gemm(kern, 300, 9, 70, 0, 0, 1);   /* several row blocks, one narrow column block */
+            check_gemm(kern, 300, 200, 70, 0, 0, 0); /* several row blocks, pairs of slivers */
+            check_gemm(kern, 64, 49, 700, 0, 0, 0);  /* 32 + 16 + 1 columns, 3 k steps */
+            check_gemm(kern, 24, 196, 1024, 0, 0, 0); /* row groups, not column blocks */
+            check_gemm(kern, 29, 41, 17, 0, 1, 0);   /* transposed B */
+            check_gemm(kern, 29, 141, 17, 0, 1, 0);  /* transposed B, pairs of slivers */
+            check_gemm(kern, 5, 6, 7, 1, 1, 1);
+            check_gemm(kern, 3, 4, 0, 0, 0, 0);      /* k = 0: C = 0 */
+            check_gemm(kern, 3, 4, 0, 0, 0, 1);      /* k = 0, accumulate: C unchanged */
+        }
+        if (kern->gemm_ukernel_wide) check_wide_same_bits(kern);
+        cpu->wide_loads_slow = saved;
     }
 }
 

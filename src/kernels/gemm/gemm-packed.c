@@ -7,7 +7,9 @@
  * them; they stay in L2 while every A sliver of every row block passes over them, or with
  * one row block share one buffer that stays in L1), packs
  * MC rows of A at a time into MR-row slivers unless A came packed (fconv_gemm_prepacked),
- * and runs the micro-kernel with one B sliver in L1 against each A sliver.
+ * and runs the micro-kernel with one B sliver in L1 against each A sliver (where 512-bit
+ * loads issue one a cycle, two B slivers at a time against each half of each A sliver: the
+ * wide tile, gemm_ukernel_wide).
  *
  * Every element of C is summed in the same order however C is cut (KC depends on k alone,
  * jobs and chunks start at multiples of NR, and the whole, half-width and packing tiles add
@@ -69,6 +71,7 @@ struct packed_ctx {
     const float *bias;      /* epilogue (fconv_gemm_prepacked): row i's bias[i], or NULL */
     int relu;               /* epilogue: then max(0, .) */
     int b_in_place;         /* whole B slivers are read unpacked (b_in_place()) */
+    fconv_gemm_ukernel_wide_fn wide; /* pairs of whole slivers go to the wide tile, or NULL */
 };
 
 /* A rows [i0, i0+rows) x k [p0, p0+kc) into MR-row slivers at `to`, k-major, zero past `rows`. */
@@ -150,6 +153,21 @@ static void sliver_product(const struct packed_ctx *g, size_t kc, const float *a
     }
 }
 
+/* Two whole B slivers (src, the first's columns in B) against `rows` rows of A by the wide
+ * tile (gemm_ukernel_wide), each A panel in two halves: read where they lie (in_place), or
+ * from `packed`, which the first half-panel fills as it reads B where `pack` says so. */
+static void wide_pair(const struct packed_ctx *g, size_t kc, const float *a_block, size_t rows, const float *src,
+                      int in_place, int pack, float *packed, float *c, int store, const float *bias, int relu) {
+    const size_t mr = g->kern->gemm_mr, half = mr / 2, nr = g->kern->gemm_nr;
+    for (size_t i = 0; i < rows; i += half) {
+        const size_t live = rows - i < half ? rows - i : half;
+        const int from_b = in_place || (pack && i == 0);
+        g->wide(kc, a_block + i / mr * mr * kc + i % mr, from_b ? src : packed, from_b ? g->ldb : nr,
+                from_b ? nr : nr * kc, pack && i == 0 ? packed : NULL, c + i * g->ldc, g->ldc, store, live,
+                bias ? bias + i : NULL, relu);
+    }
+}
+
 /* Part `part` of `parts` of [0, len) cut at multiples of `unit`, the units shared evenly:
  * its start and length (784 columns in two are 384 + 400, not 416 + 368). */
 static void share(size_t len, size_t unit, size_t part, size_t parts, size_t *start, size_t *count) {
@@ -209,14 +227,21 @@ static void packed_job(const void *vctx, size_t job) {
                 /* the epilogue with the last k step, as the micro-kernel stores its tiles */
                 const int last = p0 + kc >= g->k, relu = last && g->relu;
                 const float *bias = last && g->bias ? g->bias + i0 : NULL;
-                for (size_t js = 0; js < cols; js += nr) {
+                for (size_t js = 0; js < cols;) {
                     const size_t live_n = cols - js < nr ? cols - js : nr;
                     const float *src = g->b + p0 * g->ldb + j0 + jc + js;
                     /* a whole sliver read where it lies (b_in_place), else the packed one */
                     const int in_place = g->b_in_place && live_n == nr;
                     float *packed = pack_b + (sliver_buffer ? 0 : js * kc);
+                    const int pack = pack_later && !in_place && i0 == i_begin;
+                    if (g->wide && cols - js >= 2 * nr) {
+                        wide_pair(g, kc, a_block, rows, src, in_place, pack, packed,
+                                  g->c + i0 * g->ldc + j0 + jc + js, store, bias, relu);
+                        js += 2 * nr;
+                        continue;
+                    }
                     size_t is = 0;
-                    if (pack_later && !in_place && i0 == i_begin) {
+                    if (pack) {
                         if (live_n < nr) {
                             g->kern->gemm_pack_b(kc, live_n, src, g->ldb, packed);
                         } else {
@@ -230,6 +255,7 @@ static void packed_job(const void *vctx, size_t job) {
                         sliver_product(g, kc, a_block + is * kc, in_place ? src : packed,
                                        in_place ? g->ldb : nr, store, rows - is < mr ? rows - is : mr, live_n,
                                        g->c + (i0 + is) * g->ldc + j0 + jc + js, bias ? bias + is : NULL, relu);
+                    js += nr;
                 }
             }
         }
@@ -262,20 +288,22 @@ static double job_cost(size_t m, size_t n, size_t k, size_t mr, size_t nr, size_
 }
 
 /* Whether untransposed B's whole slivers go to the micro-kernel unpacked: one k step of at
- * most B_IN_PLACE_DEPTH rows, ldb a whole number of vectors, and the rows' lines spread over
- * L1's 64 sets (8 ways) with at most 4 in a set, so that a sliver stays in L1 from one row
- * block to the next (planes of 112^2 or 224^2 floats put every row in the same few sets).
+ * most B_IN_PLACE_DEPTH rows, ldb a whole number of vectors, and the lines of the `cols`
+ * columns a tile reads (a sliver, or the wide tile's pair) spread over L1's 64 sets (8 ways)
+ * with at most 4 in a set, so that they stay in L1 from one row block to the next (planes of
+ * 112^2 or 224^2 floats put every row in the same few sets).
  * Where unaligned loads are slow (fconv_cpu_info), B must also start on a vector boundary:
  * from malloc's 16-byte-aligned input every load of B straddled two lines, and packed B ran
  * faster (the same bits: the tiles add p in the same order either way). Ice Lake VM, 2
  * threads, 9 alternated rounds against two copies of the old binary, im2col's 1x1 layers on
  * NCHW: 1 x 64 x 56^2 -> 64 1.16x, -> 256 1.29x; 8 x 64 x 56^2 -> 64 1.38-1.47x, -> 256
  * 1.42-1.79x. */
-static int b_in_place(const struct fconv_kernels *kern, int trans_b, size_t k, const float *b, size_t ldb) {
+static int b_in_place(const struct fconv_kernels *kern, int trans_b, size_t k, const float *b, size_t ldb,
+                      size_t cols) {
     if (trans_b || k > B_IN_PLACE_DEPTH || ldb % kern->lanes != 0) return 0;
     if (fconv_cpu()->split_loads_slow && (uintptr_t)b % (kern->lanes * sizeof(float)) != 0) return 0;
     unsigned char lines[64] = {0};
-    const size_t row_lines = (kern->gemm_nr * sizeof(float) + 63) / 64 + 1; /* + 1: unaligned */
+    const size_t row_lines = (cols * sizeof(float) + 63) / 64 + 1; /* + 1: unaligned */
     for (size_t p = 0; p < k; p++)
         for (size_t l = 0; l < row_lines; l++)
             if (++lines[(p * ldb * sizeof(float) / 64 + l) % 64] > 4) return 0;
@@ -312,9 +340,11 @@ static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a,
         }
     if (n_blocks > slivers) n_blocks = slivers;
     if (groups > row_slivers) groups = row_slivers;
+    /* the wide tile where 512-bit loads set the 8 x 32 tile's pace (gemm-ukernel.c) */
+    const fconv_gemm_ukernel_wide_fn wide = fconv_cpu()->wide_loads_slow ? kern->gemm_ukernel_wide : NULL;
     struct packed_ctx g = {kern, trans_a, trans_b, accumulate, stream && !accumulate && c_written_once(k),
                            m, n, k, lda, ldb, ldc, k_step(k), n_blocks, groups, a, b, a_packed, c, bias, relu,
-                           b_in_place(kern, trans_b, k, b, ldb)};
+                           b_in_place(kern, trans_b, k, b, ldb, wide ? 2 * nr : nr), wide};
     fconv_parallel_1d_steal(threads, groups * n_blocks, packed_job, &g);
 }
 

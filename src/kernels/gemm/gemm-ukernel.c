@@ -40,32 +40,37 @@ static inline void prefetch_a(const float *a, size_t step) {
     __builtin_prefetch((const void *)((uintptr_t)a + step * MR * sizeof(float)));
 }
 
-/* One k step p of the tile: B's row p (stored to pack_to, a packed sliver, where that is not
- * NULL) times A's MR values into the accumulators. */
-static ALWAYS_INLINE void ukernel_step(const int nv, size_t p, const float *restrict a, const float *restrict b,
-                                       size_t ldb, float *restrict pack_to, vf acc[MR][NV]) {
-    const size_t width = (size_t)nv * VF_LANES;
-    vf bv[NV];
+/* One k step p of the tile: B's row p (stored to pack_to, packed slivers, where that is not
+ * NULL) times `rows` of A's panel (MR apart a step) into the accumulators. A tile of nv <= NV
+ * vectors reads one sliver at b; the wide tile's 2·NV vectors read a second sliver at b +
+ * b_next and pack it NR·k floats after the first. */
+static ALWAYS_INLINE void ukernel_step(const int rows, const int nv, size_t k, size_t p, const float *restrict a,
+                                       const float *restrict b, size_t ldb, size_t b_next,
+                                       float *restrict pack_to, vf acc[MR][2 * NV]) {
+    vf bv[2 * NV];
     UNROLLED (int v = 0; v < nv; v++) {
-        bv[v] = vf_loadu(b + p * ldb + (size_t)v * VF_LANES);
-        if (pack_to) vf_store(pack_to + p * width + (size_t)v * VF_LANES, bv[v]);
+        const size_t sliver = (size_t)(v / NV), lane0 = (size_t)(v % NV) * VF_LANES;
+        bv[v] = vf_loadu(b + sliver * b_next + p * ldb + lane0);
+        if (pack_to) vf_store(pack_to + sliver * NR * k + p * NR + lane0, bv[v]); /* nv >= NV */
     }
-    UNROLLED (int i = 0; i < MR; i++) {
+    UNROLLED (int i = 0; i < rows; i++) {
         const vf av = vf_set1(a[p * MR + (size_t)i]);
         UNROLLED (int v = 0; v < nv; v++) acc[i][v] = vf_fma(av, bv[v], acc[i][v]);
     }
 }
 
-/* The tile of nv vectors per row (NV or NV/2) from B rows ldb floats apart, each B row
- * also stored to pack_to (a packed sliver) where that is not NULL. */
-static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict a, const float *restrict b,
-                                  size_t ldb, float *restrict pack_to, float *restrict c, size_t ldc,
-                                  int store, size_t mr, size_t nr, const float *bias, int relu, const int fin) {
+/* The tile of `rows` x nv vectors (MR x NV or NV/2; the wide tile MR/2 x 2·NV) from B rows
+ * ldb floats apart, each B row also stored to pack_to (packed slivers) where that is not
+ * NULL. */
+static ALWAYS_INLINE void ukernel(const int rows, const int nv, size_t k, const float *restrict a,
+                                  const float *restrict b, size_t ldb, size_t b_next, float *restrict pack_to,
+                                  float *restrict c, size_t ldc, int store, size_t mr, size_t nr, const float *bias,
+                                  int relu, const int fin) {
     const size_t width = (size_t)nv * VF_LANES;
-    assert(a && b && c && mr >= 1 && mr <= MR && nr >= 1 && nr <= width && ldb >= width &&
-           (pack_to || ldb % VF_LANES == 0));
-    vf acc[MR][NV];
-    UNROLLED (int i = 0; i < MR; i++)
+    assert(a && b && c && mr >= 1 && mr <= (size_t)rows && nr >= 1 && nr <= width &&
+           ldb >= (nv > NV ? NR : width) && (pack_to || ldb % VF_LANES == 0));
+    vf acc[MR][2 * NV];
+    UNROLLED (int i = 0; i < rows; i++)
         UNROLLED (int v = 0; v < nv; v++) acc[i][v] = vf_zero();
     /* Two k steps a trip: the loop's counter, compare and pointer bumps, and A's prefetch
      * (a line holds at least two steps of A: 8 x 4 bytes on AVX-512), once per two steps of 16
@@ -76,24 +81,25 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
     for (; p + 2 <= k; p += 2) {
         if (pack_to)
             UNROLLED (int v = 0; v < nv; v++) {
-                __builtin_prefetch(b + (p + PACK_PREFETCH_ROWS) * ldb + (size_t)v * VF_LANES, 0, 2);
-                __builtin_prefetch(b + (p + 1 + PACK_PREFETCH_ROWS) * ldb + (size_t)v * VF_LANES, 0, 2);
+                const float *bv = b + (size_t)(v / NV) * b_next + (size_t)(v % NV) * VF_LANES;
+                __builtin_prefetch(bv + (p + PACK_PREFETCH_ROWS) * ldb, 0, 2);
+                __builtin_prefetch(bv + (p + 1 + PACK_PREFETCH_ROWS) * ldb, 0, 2);
             }
         prefetch_a(a, p + (size_t)A_PREFETCH_STEPS(nv));
-        ukernel_step(nv, p, a, b, ldb, pack_to, acc);
-        ukernel_step(nv, p + 1, a, b, ldb, pack_to, acc);
+        ukernel_step(rows, nv, k, p, a, b, ldb, b_next, pack_to, acc);
+        ukernel_step(rows, nv, k, p + 1, a, b, ldb, b_next, pack_to, acc);
     }
-    if (p < k) ukernel_step(nv, p, a, b, ldb, pack_to, acc);
+    if (p < k) ukernel_step(rows, nv, k, p, a, b, ldb, b_next, pack_to, acc);
     /* The epilogue (fin, a constant: a run-time test in the stores would cost the
      * accumulators their registers, as in the direct row kernel): max(relu_floor, sum + add[i]),
      * add = the bias or -0.0 (the identity), floor = 0 with ReLU, else -inf; max keeps its
      * second operand on a tie or NaN, so -0.0 and NaN stay, as fconv_bias_relu_rows has them. */
     float add[MR];
     const float relu_floor = relu ? 0.0f : -INFINITY;
-    UNROLLED (int i = 0; i < MR; i++) add[i] = fin && bias && (size_t)i < mr ? bias[i] : -0.0f;
-    if (mr == MR && nr == width) { /* full tile: straight to C */
+    UNROLLED (int i = 0; i < rows; i++) add[i] = fin && bias && (size_t)i < mr ? bias[i] : -0.0f;
+    if (mr == (size_t)rows && nr == width) { /* full tile: straight to C */
         const int stream = store == FCONV_GEMM_STREAM && vf_head_to_alignment(c, VF_LANES) == 0 && ldc % VF_LANES == 0;
-        UNROLLED (int i = 0; i < MR; i++)
+        UNROLLED (int i = 0; i < rows; i++)
             UNROLLED (int v = 0; v < nv; v++) {
                 float *ci = c + (size_t)i * ldc + (size_t)v * VF_LANES;
                 vf sum = store == FCONV_GEMM_ACCUMULATE ? vf_add(vf_loadu(ci), acc[i][v]) : acc[i][v];
@@ -105,7 +111,8 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
     }
     /* An edge tile: the packed panels are zero-padded, so compute all, store what exists. */
     float tile[MR * NR];
-    UNROLLED (int i = 0; i < MR; i++)
+    _Static_assert(MR / 2 * 2 * NR <= MR * NR, "the wide tile's edge fits the tile buffer");
+    UNROLLED (int i = 0; i < rows; i++)
         UNROLLED (int v = 0; v < nv; v++) vf_storeu(tile + (size_t)i * width + (size_t)v * VF_LANES, acc[i][v]);
     for (size_t i = 0; i < mr; i++)
         for (size_t j = 0; j < nr; j++)
@@ -114,16 +121,16 @@ static ALWAYS_INLINE void ukernel(const int nv, size_t k, const float *restrict 
 }
 
 /* The tile with or without the epilogue, each compiled apart (fin a constant). */
-#define UKERNEL(nv, pack_to, nr)                                                                             \
+#define UKERNEL(rows, nv, b_next, pack_to, nr)                                                               \
     do {                                                                                                     \
-        if (bias || relu) ukernel(nv, k, a, b, ldb, pack_to, c, ldc, store, mr, nr, bias, relu, 1);          \
-        else ukernel(nv, k, a, b, ldb, pack_to, c, ldc, store, mr, nr, NULL, 0, 0);                          \
+        if (bias || relu) ukernel(rows, nv, k, a, b, ldb, b_next, pack_to, c, ldc, store, mr, nr, bias, relu, 1); \
+        else ukernel(rows, nv, k, a, b, ldb, b_next, pack_to, c, ldc, store, mr, nr, NULL, 0, 0);          \
     } while (0)
 
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel)(size_t k, const float *restrict a, const float *restrict b,
                                           size_t ldb, float *restrict c, size_t ldc, int store,
                                           size_t mr, size_t nr, const float *bias, int relu) {
-    UKERNEL(NV, NULL, nr);
+    UKERNEL(MR, NV, 0, NULL, nr);
 }
 
 /* The whole-width tile reading B where it lies (any ldb, any alignment) and packing it on
@@ -132,14 +139,31 @@ void FCONV_ISA_SUFFIX(fconv_gemm_ukernel)(size_t k, const float *restrict a, con
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_pack)(size_t k, const float *restrict a, const float *restrict b,
                                                size_t ldb, float *restrict packed_b, float *restrict c,
                                                size_t ldc, int store, size_t mr, const float *bias, int relu) {
-    UKERNEL(NV, packed_b, NR);
+    UKERNEL(MR, NV, 0, packed_b, NR);
 }
 
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half)(size_t k, const float *restrict a, const float *restrict b,
                                                size_t ldb, float *restrict c, size_t ldc, int store,
                                                size_t mr, size_t nr, const float *bias, int relu) {
-    UKERNEL(NV / 2, NULL, nr);
+    UKERNEL(MR, NV / 2, 0, NULL, nr);
 }
+
+#if VF_LANES == 16
+/* Half an A panel by two B slivers: 4 rows x 64 columns, the same 16 accumulators as the 8 x
+ * 32 tile, but 4 loads of B and 4 broadcasts of A per 16 multiply-adds where 8 x 32 takes 2
+ * and 8. On the Ice Lake VM, whose 512-bit loads issue one a cycle (fconv_cpu_info
+ * .wide_loads_slow), 8 x 32's 10 loads a step set its pace (8 cycles of multiply-adds); 8
+ * here leave the multiply-adds in charge. Standalone, one thread, a 144-row block against
+ * 64 columns of B: k = 256 141-145 -> 175-176 GFLOP/s, k = 64 156 -> 165 (two halves a
+ * panel; a 6 x 64 tile ran alike, but would need panels of 6 rows). */
+void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_wide)(size_t k, const float *restrict a, const float *restrict b,
+                                               size_t ldb, size_t b_next, float *restrict packed_b,
+                                               float *restrict c, size_t ldc, int store, size_t mr,
+                                               const float *bias, int relu) {
+    if (packed_b) UKERNEL(MR / 2, 2 * NV, b_next, packed_b, 2 * NR);
+    else UKERNEL(MR / 2, 2 * NV, b_next, NULL, 2 * NR);
+}
+#endif
 #undef UKERNEL
 
 /* A half-width tile's B load feeds MR multiply-adds, and with MR broadcasts of A and A's
