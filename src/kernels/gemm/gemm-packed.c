@@ -310,6 +310,11 @@ static int b_in_place(const struct fconv_kernels *kern, int trans_b, size_t k, c
     return 1;
 }
 
+/* Where 512-bit loads set the 8 x 32 tile's pace (gemm-ukernel.c's wide tile says why). */
+int fconv_gemm_wide_tile(const struct fconv_kernels *kern) {
+    return kern->gemm_ukernel_wide && fconv_cpu()->wide_loads_slow;
+}
+
 static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a, int trans_b, size_t m, size_t n,
                      size_t k, const float *a, size_t lda, const float *a_packed, const float *b, size_t ldb,
                      int accumulate, int stream, float *c, size_t ldc, const float *bias, int relu) {
@@ -340,8 +345,7 @@ static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a,
         }
     if (n_blocks > slivers) n_blocks = slivers;
     if (groups > row_slivers) groups = row_slivers;
-    /* the wide tile where 512-bit loads set the 8 x 32 tile's pace (gemm-ukernel.c) */
-    const fconv_gemm_ukernel_wide_fn wide = fconv_cpu()->wide_loads_slow ? kern->gemm_ukernel_wide : NULL;
+    const fconv_gemm_ukernel_wide_fn wide = fconv_gemm_wide_tile(kern) ? kern->gemm_ukernel_wide : NULL;
     struct packed_ctx g = {kern, trans_a, trans_b, accumulate, stream && !accumulate && c_written_once(k),
                            m, n, k, lda, ldb, ldc, k_step(k), n_blocks, groups, a, b, a_packed, c, bias, relu,
                            b_in_place(kern, trans_b, k, b, ldb, wide ? 2 * nr : nr), wide};

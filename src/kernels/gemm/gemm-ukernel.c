@@ -6,9 +6,10 @@
  * products too narrow for a whole sliver (Winograd's 16-tile blocks on AVX-512: padded to
  * 32 columns, half the multiply-adds were thrown away), the half-width tile over several A
  * panels at once (each B load shared by their rows), and a kernel for a handful of columns
- * (a block's last few tiles). Compiled once per ISA (simd/vec.h); contracts:
- * fconv_gemm_ukernel_fn, gemm_ukernel_half, fconv_gemm_ukernel_half_rows_fn and
- * fconv_gemm_ukernel_cols_fn in core/dispatch.h.
+ * (a block's last few tiles), and on AVX-512 a wide tile, half an A panel by two B slivers.
+ * Compiled once per ISA (simd/vec.h); contracts: fconv_gemm_ukernel_fn, gemm_ukernel_half,
+ * fconv_gemm_ukernel_half_rows_fn, fconv_gemm_ukernel_wide_fn and fconv_gemm_ukernel_cols_fn
+ * in core/dispatch.h.
  */
 #include <assert.h>
 #include <math.h>
@@ -153,9 +154,11 @@ void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half)(size_t k, const float *restrict a
  * 32 tile, but 4 loads of B and 4 broadcasts of A per 16 multiply-adds where 8 x 32 takes 2
  * and 8. On the Ice Lake VM, whose 512-bit loads issue one a cycle (fconv_cpu_info
  * .wide_loads_slow), 8 x 32's 10 loads a step set its pace (8 cycles of multiply-adds); 8
- * here leave the multiply-adds in charge. Standalone, one thread, a 144-row block against
- * 64 columns of B: k = 256 141-145 -> 175-176 GFLOP/s, k = 64 156 -> 165 (two halves a
- * panel; a 6 x 64 tile ran alike, but would need panels of 6 rows). */
+ * here match them. Standalone, one thread, a 144-row block against 64 columns of B: k = 256
+ * 141-145 -> 175-176 GFLOP/s, k = 64 156 -> 165 (two halves a panel; a 6 x 64 tile ran alike,
+ * but would need panels of 6 rows). In the packed GEMM, products of depth 256 and more gain
+ * little: a k step's pair of slivers (64 KiB at 256) no longer fits L1, and reading B set
+ * their pace anyway (docs/kernels.md). */
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_wide)(size_t k, const float *restrict a, const float *restrict b,
                                                size_t ldb, size_t b_next, float *restrict packed_b,
                                                float *restrict c, size_t ldc, int store, size_t mr,
