@@ -288,7 +288,8 @@ typedef struct fconv_cpu_info {
      * Lake cores (server 106 and 108, client 125 and 126; measured on 106 only, the others share
      * its core and are taken to behave alike; other Intel cores unmeasured, unset). The GEMM's
      * half-width tile over several panels (gemm-ukernel.c) and winograd-rows' product then take
-     * some of their broadcasts by shuffles of a narrower load. */
+     * some of their broadcasts by shuffles of a narrower load, and the packed GEMM runs pairs
+     * of B slivers on its wide tile (fconv_gemm_wide_tile, which the pointwise cost counts). */
     int wide_loads_slow;
     /* Bytes a second one core reads of a stream from beyond its L2 (the shared cache, or
      * memory) while the others do the same: what a product reading Winograd's transformed

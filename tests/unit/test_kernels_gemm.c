@@ -264,7 +264,8 @@ static void check_ukernel_half_rows(const struct fconv_kernels *kern, fconv_gemm
  * every live row count, k = 0, 1, 2 and odd, every store mode, with and without bias and ReLU,
  * B read in place, from packed slivers, or packed on the way: exactly the bits of gemm_ukernel
  * on the whole panel against each sliver, nothing written past the rows, and the packed
- * slivers equal to B's. The panel and B end where their buffers end, for AddressSanitizer. */
+ * slivers equal to B's. The panel ends where its buffer ends, for AddressSanitizer (B's last
+ * row 16 floats short of its buffer's end: its rows are padded to keep streamed tiles aligned). */
 static void check_ukernel_wide(const struct fconv_kernels *kern) {
     static const size_t ks[] = {0, 1, 2, 37};
     const size_t MR = kern->gemm_mr, NR = kern->gemm_nr, half = MR / 2, kmax = 37;
