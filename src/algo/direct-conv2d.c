@@ -56,8 +56,24 @@ struct conv2d_ctx {
     uint64_t execute; /* this call's number (struct strip_ring) */
 };
 
-/* Kernel rows of the layers filter_row_block takes: bounds its pointer arrays. */
+/* Kernel rows of the layers filter_row_block takes, and input channels per kernel call
+ * there (each call reads and writes y once): bound its pointer arrays. */
 #define FEW_CHANNEL_MAX_R 32
+#define FEW_CHANNELS_PER_CALL 8
+/* From this many output columns per kernel column a few-channel block reads its interior
+ * columns in place and its edges from strips of their own rather than copying every row into
+ * the thread's strip: the copy, a larger share of the work the fewer taps read each input,
+ * then costs more than the edges save. 2 threads, Ice Lake VM, 3 -> 1, alternated rounds,
+ * strip against in place (input at 64 bytes; at 16 where it says): 3x3 768^2 0.59 against
+ * 0.70 ms, 896^2 0.79-0.83 against 0.75, 1024^2 1.34 against 1.18 (at 16 1.44 against 1.36),
+ * 2048^2 at 16 6.1 against 4.7; 5x5 768^2 1.03 against 1.31, 1024^2 at 16 2.35 against 2.50,
+ * 2048^2 at 16 8.8 against 7.9; depthwise 32 x 1024^2 3x3 20.0 against 20.2-20.4. */
+#define FEW_WHOLE_MAX_COLUMNS_PER_TAP 320
+
+/* Whether a few-channel layer's rows come whole from the thread's strip (above). */
+static int few_rows_from_strip(const fconv_plan *plan) {
+    return plan->out_w < FEW_WHOLE_MAX_COLUMNS_PER_TAP * plan->conv2d.s;
+}
 
 /* Kernel rows ((c, r) pairs) per call of the SIMD kernel: bounds the pointer arrays. */
 #define ROWS_PER_CALL 64
@@ -212,25 +228,30 @@ static void copy_strip_rows(const fconv_conv2d_desc *d, const float *xg, int64_t
 /* Whether output rows [p0, p1) take filter_row_block: stride and dilation 1 down the
  * columns (consecutive output rows read consecutive input rows), stride 1 along them, none
  * of the rows' kernel rows in the padding, and fewer output channels per group than
- * direct_rows shares a load between (a few-channel layer: 3 -> 1; depthwise). Every input
- * channel after the first reloads and stores the output rows once more: with AVX2 that
- * outweighed the shared loads of a 3 -> 1 3x3 layer (1.1 ms against 0.9), not of 5x5 (1.7
- * against 2.1) nor anything with AVX-512 or a single input channel per group. */
+ * direct_rows shares a load between (a few-channel layer: 3 -> 1; depthwise). With AVX2 the
+ * four-row block of 3 x 3 taps and several input channels runs no faster than sum_columns'
+ * one row of every (c, r) row, and pays only by the strip's free edges: 2 threads, Ice Lake
+ * VM, 3 -> 1 3x3, alternated rounds, sum_columns against it: 112^2 0.035 against 0.019 ms,
+ * 224^2 0.090 against 0.062, 512^2 0.39 against 0.36, 768^2 0.83 against 0.86, 1024^2 (in
+ * place) 1.45-1.54 against 1.64-1.70. */
 static int few_channel_rows(const struct conv2d_ctx *ctx, int64_t p0, int64_t p1) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
-    const int pays = d->c / d->groups == 1 || d->r * d->s >= 25 || ctx->plan->kernels->lanes >= 16;
+    const int pays = d->c / d->groups == 1 || d->r * d->s >= 25 || ctx->plan->kernels->lanes >= 16 ||
+                     few_rows_from_strip(ctx->plan);
     return pays && d->k / d->groups < 4 && d->r <= FEW_CHANNEL_MAX_R && d->stride_h == 1 && d->dilation_h == 1 &&
            ctx->axis.stride == 1 && p0 - d->pad_top >= 0 && p1 - 1 - d->pad_top + d->r - 1 < d->h;
 }
 
 /* Output rows [p0, p1) (at most 4) of channels [k0, k1), interior columns [qa, qb), as
- * sum_columns would give them for every row: input channel by input channel through the
- * filter2d kernel, which loads each input row once for all the rows it feeds (direct_rows
- * loads it once per output row, for one to three channels here), the rows accumulating
- * channel after channel. The kernel's multiply-add chain per output runs over (c, r, s) in
- * sum_columns' order from the same partial sums, so the bits are the same (the edge columns
- * recompute some interior ones). 3 -> 1 on 1024^2, AVX-512, 2 threads: 3x3 0.81-0.84 ->
- * 0.70-0.73 ms (the input's and output's memory traffic the bound now), 5x5 2.0 -> 1.3. */
+ * sum_columns would give them for every row: through the filter2d kernel, which loads each
+ * input row once for all the rows it feeds (direct_rows loads it once per output row, for one
+ * to three channels here), FEW_CHANNELS_PER_CALL input channels a call summed in registers
+ * (the rows accumulating from call to call). The kernel's multiply-add chain per output runs
+ * over (c, r, s) in sum_columns' order from the same partial sums, so the bits are the same
+ * (the edge columns recompute some interior ones). 3 -> 1 on 1024^2, AVX-512, 2 threads, Zen
+ * 5: 3x3 0.81-0.84 -> 0.70-0.73 ms (the input's and output's memory traffic the bound now),
+ * 5x5 2.0 -> 1.3. A call per channel had stored and reloaded the rows per channel: Ice Lake
+ * VM, 3x3 from the strip, alternated rounds, 2.0-2.2 -> 1.2 ms. */
 static void filter_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p0, int64_t p1,
                              int64_t k0, int64_t k1, int64_t qa, int64_t qb, int from_strip) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
@@ -255,19 +276,22 @@ static void filter_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g,
                                       xg + (c * d->h + ih) * d->w, d->w, -d->pad_left);
         *s = (struct strip_ring){ctx->execute, xg, rows, width, top + rows};
     }
-    const float *xs[DIRECT_P_BLOCK + FEW_CHANNEL_MAX_R];
-    const float *ts[FEW_CHANNEL_MAX_R];
+    const float *xs[FEW_CHANNELS_PER_CALL * (DIRECT_P_BLOCK + FEW_CHANNEL_MAX_R - 1)];
+    const float *ts[FEW_CHANNELS_PER_CALL * FEW_CHANNEL_MAX_R];
     float *ys[DIRECT_P_BLOCK];
     for (int64_t k = k0; k < k1; k++) {
         for (int64_t r = 0; r < nr; r++) ys[r] = yn + (k * P + p0 + r) * Q + qa;
-        for (int64_t c = 0; c < cg; c++) {
-            for (int64_t i = 0; i < rows; i++)
-                xs[i] = from_strip ? whole_strip + (c * rows + (top + i) % rows) * width
-                              : xg + (c * d->h + top + i) * d->w + (qa - d->pad_left);
-            for (int64_t a = 0; a < d->r; a++) ts[a] = ctx->w + ((k * cg + c) * d->r + a) * d->s;
-            ctx->plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)(qb - qa), xs, ts, 1, (size_t)d->r,
-                                                   (size_t)d->s, (size_t)d->dilation_w,
-                                                   c ? FCONV_ROWS_ACCUMULATE : 0);
+        for (int64_t c0 = 0; c0 < cg; c0 += FEW_CHANNELS_PER_CALL) {
+            const int64_t nc = fconv_direct_min(FEW_CHANNELS_PER_CALL, cg - c0);
+            for (int64_t c = c0; c < c0 + nc; c++) {
+                for (int64_t i = 0; i < rows; i++)
+                    xs[(c - c0) * rows + i] = from_strip ? whole_strip + (c * rows + (top + i) % rows) * width
+                                                         : xg + (c * d->h + top + i) * d->w + (qa - d->pad_left);
+                for (int64_t a = 0; a < d->r; a++) ts[(c - c0) * d->r + a] = ctx->w + ((k * cg + c) * d->r + a) * d->s;
+            }
+            ctx->plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)(qb - qa), xs, ts, 1, (size_t)nc,
+                                                   (size_t)d->r, (size_t)d->s, (size_t)d->dilation_w,
+                                                   c0 ? FCONV_ROWS_ACCUMULATE : 0);
         }
     }
 }
@@ -458,8 +482,9 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
     /* A few-channel block whose input rows fit the thread's strip runs every column from it,
      * as whole_row_block does: its edge columns had been one-vector blocks with strips of
      * their own (2 threads, Zen 5, 3 alternated rounds: depthwise 32 channels 3x3 on 112^2
-     * 0.24 -> 0.105 ms, 3 -> 1 5x5 on 1024^2 0.90-0.94 -> 0.82-0.85, 3x3 0.50-0.57 -> 0.50-0.54). */
-    const int few_whole = rows_kernel && strip_fits(ctx->plan, p1 - p0 + d->r - 1);
+     * 0.24 -> 0.105 ms, 3 -> 1 5x5 on 1024^2 0.90-0.94 -> 0.82-0.85, 3x3 0.50-0.57 -> 0.50-0.54).
+     * Long rows read the input in place instead (few_rows_from_strip). */
+    const int few_whole = rows_kernel && few_rows_from_strip(ctx->plan) && strip_fits(ctx->plan, p1 - p0 + d->r - 1);
     if (few_whole) filter_row_block(ctx, n, g, p0, p1, k0, k1, 0, Q, 1);
 
     for (int64_t p = p0; p < p1; p++) {

@@ -138,7 +138,7 @@ static void edge_columns(const struct filter_ctx *ctx, int64_t i0, int64_t nr, i
         }
         for (int64_t a = 0; a < f->kh; a++) ts[a] = kernel_row(f, ctx->w, a, &step);
         for (int64_t r = 0; r < nr; r++) ys[r] = ctx->y + ((i0 + r) * OW + j0) * C;
-        plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)((j1 - j0) * C), xs, ts, step,
+        plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)((j1 - j0) * C), xs, ts, step, 1,
                                           (size_t)f->kh, (size_t)f->kw, (size_t)C, 0);
         return;
     }
@@ -236,11 +236,11 @@ static void filter_task(const void *vctx, size_t ib, size_t jc) {
         for (int64_t t = 0; t < f->kh + nr - 1; t++) xs[t] = ctx->x + ((top + t) * f->w + cb - pad) * C;
         for (int64_t r = 0; r < nr; r++) ys[r] = ctx->y + ((i + r) * OW + cb) * C;
         if (f->kh >= FILTER_MIN_KH)
-            plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)((ce - cb) * C), xs, ts, step,
+            plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)((ce - cb) * C), xs, ts, step, 1,
                                               (size_t)f->kh, (size_t)f->kw, (size_t)C, ctx->stream);
         else
             for (int64_t r = 0; r < nr; r++)
-                plan->kernels->direct_filter_rows(ys + r, 1, (size_t)((ce - cb) * C), xs + r, ts, step,
+                plan->kernels->direct_filter_rows(ys + r, 1, (size_t)((ce - cb) * C), xs + r, ts, step, 1,
                                                   (size_t)f->kh, (size_t)f->kw, (size_t)C, ctx->stream);
     }
     edge_columns(ctx, ia, ie - ia, j0, cb);

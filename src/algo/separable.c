@@ -253,7 +253,7 @@ static void separable_rows(const struct separable_ctx *c, int64_t i, int64_t nr,
             taps[q] = &s->u[a + q];
         for (int64_t q = 0; q < nt + nr - 1; q++)
             rows[q] = input_row(c, i, a + q);
-        plan->kernels->direct_filter_rows(timg, (size_t)nr, (size_t)(d->w * ch), rows, taps, 1, (size_t)nt, 1, 1,
+        plan->kernels->direct_filter_rows(timg, (size_t)nr, (size_t)(d->w * ch), rows, taps, 1, 1, (size_t)nt, 1, 1,
                                           a > 0 ? FCONV_ROWS_ACCUMULATE : 0);
     }
     int64_t m = plan->out_w * ch;

@@ -40,13 +40,17 @@ typedef void (*fconv_direct_rows_fn)(float *const *y, size_t nk, size_t n, const
 /*
  * The direct algorithm's filter2d kernel: nr (1..FCONV_FILTER_ROWS_MAX) consecutive output
  * rows of one kernel, each input row loaded once for every output row it feeds (more than
- * four rows slide down column strips where the ISA holds kh rows of accumulators, see
- * below, else go four at a time). For r < nr and e < n:
+ * four rows of one channel slide down column strips where the ISA holds kh rows of
+ * accumulators, see below, else go four at a time), summed over `channels` (>= 1) input
+ * channels in registers. For r < nr and e < n:
  *   y[r][e] = (flags & ACCUMULATE ? y[r][e] : 0)
- *             + sum_{a < kh} sum_{b < kw} tap_rows[a][b*tap_step] * x_rows[r + a][e + b*dist]
- * summed in the order (a, b) with multiply-adds (fused on SIMD ISAs): the same bits as
- * fconv_direct_rows_fn called per row with x_rows + r. x_rows holds kh + nr - 1 rows; reads
- * x_rows[i][0 .. n-1 + (kw-1)*dist] only; y rows must not overlap the inputs.
+ *             + sum_{c < channels} sum_{a < kh} sum_{b < kw}
+ *                 tap_rows[c*kh + a][b*tap_step] * x_rows[c*(kh + nr - 1) + r + a][e + b*dist]
+ * summed in the order (c, a, b) with multiply-adds (fused on SIMD ISAs): the same bits as
+ * fconv_direct_rows_fn called per row with x_rows + r, and as one call per channel that
+ * accumulates (each channel's y read back and stored again, which one call with all of them
+ * saves). x_rows holds channels x (kh + nr - 1) rows; reads x_rows[i][0 .. n-1 + (kw-1)*dist]
+ * only; y rows must not overlap the inputs.
  */
 #define FCONV_FILTER_ROWS_MAX 64
 /* The kernels it slides (fconv_kernels.direct_filter_slide_kh_max per ISA): kh from
@@ -57,8 +61,8 @@ typedef void (*fconv_direct_rows_fn)(float *const *y, size_t nk, size_t n, const
 #define FCONV_FILTER_SLIDE_KH_MAX_AVX512 8
 typedef void (*fconv_direct_filter_rows_fn)(float *const *y, size_t nr, size_t n,
                                             const float *const *x_rows, const float *const *tap_rows,
-                                            ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist,
-                                            int flags);
+                                            ptrdiff_t tap_step, size_t channels, size_t kh, size_t kw,
+                                            size_t dist, int flags);
 
 /*
  * The GEMM micro-kernel: for i < mr, j < nr (mr <= gemm_mr, nr <= gemm_nr of its table),
@@ -355,13 +359,16 @@ void fconv_direct_rows_kernel__avx512(float *const *y, size_t nk, size_t n, cons
                                     size_t kh, size_t kw, size_t dist, const float *bias, int flags);
 void fconv_direct_filter_rows_kernel__scalar(float *const *y, size_t nr, size_t n,
                                     const float *const *x_rows, const float *const *tap_rows,
-                                    ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int flags);
+                                    ptrdiff_t tap_step, size_t channels, size_t kh, size_t kw, size_t dist,
+                                    int flags);
 void fconv_direct_filter_rows_kernel__avx2(float *const *y, size_t nr, size_t n,
                                     const float *const *x_rows, const float *const *tap_rows,
-                                    ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int flags);
+                                    ptrdiff_t tap_step, size_t channels, size_t kh, size_t kw, size_t dist,
+                                    int flags);
 void fconv_direct_filter_rows_kernel__avx512(float *const *y, size_t nr, size_t n,
                                     const float *const *x_rows, const float *const *tap_rows,
-                                    ptrdiff_t tap_step, size_t kh, size_t kw, size_t dist, int flags);
+                                    ptrdiff_t tap_step, size_t channels, size_t kh, size_t kw, size_t dist,
+                                    int flags);
 
 /* The per-ISA Winograd gathers and scatters (kernels/winograd/winograd-gather.c). */
 #define FCONV_DECLARE_WINO_GATHER_GRID(isa)                                                             \

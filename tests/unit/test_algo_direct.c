@@ -277,10 +277,11 @@ static void test_pointwise(void) {
                                     .pad_bottom = 1, .pad_right = 0});
 }
 
-/* Few output channels per group (direct-conv2d.c's filter_row_block: filter2d's kernel,
- * channel by channel) against the four-channel row kernel: output channel 0 of a layer with
- * four output channels per group, the first having the few-channel layer's weights, must
- * have the same bits, edges, padding rows and the last short block of rows included. */
+/* Few output channels per group (direct-conv2d.c's filter_row_block: filter2d's kernel, up to
+ * FEW_CHANNELS_PER_CALL input channels a call) against the four-channel row kernel: output
+ * channel 0 of a layer with four output channels per group, the first having the few-channel
+ * layer's weights, must have the same bits, edges, padding rows and the last short block of
+ * rows included. */
 static void few_channel_case(int64_t c, int64_t groups, int64_t kg, int64_t h, int64_t w, int64_t r, int64_t s,
                              int64_t pad, int64_t dil_w) {
     const int64_t cg = c / groups, taps = cg * r * s;
@@ -331,6 +332,9 @@ static void test_few_channels(void) {
     for (int64_t w = 3638; w <= 3640; w += 2) /* 4 rows' inputs filling the thread's strip, then one past */
         few_channel_case(3, 1, 1, 14, w, 3, 3, 1, 1);
     few_channel_case(3, 1, 1, 14, 3700, 3, 3, 0, 1); /* past the strip, no padding: interior = every column */
+    few_channel_case(20, 1, 1, 9, 45, 5, 5, 2, 1);   /* more input channels than a call takes */
+    few_channel_case(3, 1, 1, 9, 1000, 3, 3, 1, 1);  /* long rows: interior in place, edges from strips */
+    few_channel_case(20, 2, 1, 6, 1700, 5, 5, 2, 1); /* both */
 }
 
 /* The few-channel path keeps each thread's strip of input rows from one block of output rows to

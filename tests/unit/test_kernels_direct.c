@@ -103,25 +103,27 @@ static void test_kernel_all_isas(void) {
 }
 
 /* The filter2d multi-row kernel (fconv_direct_filter_rows_fn) against the one-row kernel of
- * the same ISA called per output row on x_rows + r: bit-identical, every n crossing each
- * block, strip and remainder, every nr (four-row blocks and sliding bands), forwards and
- * backwards taps, with and without accumulate, streamed with the rows at one alignment
- * (n % 3 == 0: the band's head before its first aligned strip) or at several. */
-#define MAX_FILTER_IN (MAX_KH + FCONV_FILTER_ROWS_MAX)
-static void check_filter_rows(const struct fconv_kernels *k, size_t nr, size_t n, size_t kh, size_t kw,
-                              size_t dist, ptrdiff_t tap_step, int accumulate) {
+ * the same ISA called per output row on x_rows + r, channel after channel (the first as the
+ * call's flags say, the others accumulating): bit-identical, every n crossing each block,
+ * strip and remainder, every nr (four-row blocks and sliding bands), one channel or several,
+ * forwards and backwards taps, with and without accumulate, streamed with the rows at one
+ * alignment (n % 3 == 0: the band's head before its first aligned strip) or at several. */
+#define MAX_FILTER_CHANNELS 4
+#define MAX_FILTER_IN (MAX_FILTER_CHANNELS * (MAX_KH + FCONV_FILTER_ROWS_MAX))
+static void check_filter_rows(const struct fconv_kernels *k, size_t nr, size_t n, size_t channels, size_t kh,
+                              size_t kw, size_t dist, ptrdiff_t tap_step, int accumulate) {
     size_t xlen = n + (kw - 1) * dist, nin = kh + nr - 1;
-    float *x[MAX_FILTER_IN], *taps = malloc(sizeof(float) * kh * kw);
+    float *x[MAX_FILTER_IN], *taps = malloc(sizeof(float) * channels * kh * kw);
     float *y[FCONV_FILTER_ROWS_MAX], *y1[FCONV_FILTER_ROWS_MAX], *y2[FCONV_FILTER_ROWS_MAX];
     float *y2s[FCONV_FILTER_ROWS_MAX];
-    const float *xs[MAX_FILTER_IN], *ts[MAX_KH];
-    for (size_t i = 0; i < nin; i++) {
+    const float *xs[MAX_FILTER_IN], *ts[MAX_FILTER_CHANNELS * MAX_KH];
+    for (size_t i = 0; i < channels * nin; i++) {
         x[i] = malloc(sizeof(float) * (xlen ? xlen : 1));
         test_fill_random(x[i], xlen);
         xs[i] = x[i];
     }
-    test_fill_random(taps, kh * kw);
-    for (size_t a = 0; a < kh; a++) ts[a] = tap_step > 0 ? taps + a * kw : taps + a * kw + (kw - 1);
+    test_fill_random(taps, channels * kh * kw);
+    for (size_t a = 0; a < channels * kh; a++) ts[a] = tap_step > 0 ? taps + a * kw : taps + a * kw + (kw - 1);
     for (size_t r = 0; r < nr; r++) {
         y[r] = malloc(sizeof(float) * (n ? n : 1));
         y1[r] = malloc(sizeof(float) * (n ? n : 1));
@@ -131,22 +133,23 @@ static void check_filter_rows(const struct fconv_kernels *k, size_t nr, size_t n
         memcpy(y1[r], y[r], sizeof(float) * n);
         memcpy(y2s[r], y[r], sizeof(float) * n);
     }
-    k->direct_filter_rows(y, nr, n, xs, ts, tap_step, kh, kw, dist, accumulate);
+    k->direct_filter_rows(y, nr, n, xs, ts, tap_step, channels, kh, kw, dist, accumulate);
     /* non-temporal stores (honoured or not, per the rows' alignments) change no bit */
-    k->direct_filter_rows(y2s, nr, n, xs, ts, tap_step, kh, kw, dist,
-                          accumulate | FCONV_ROWS_STREAM);
+    k->direct_filter_rows(y2s, nr, n, xs, ts, tap_step, channels, kh, kw, dist, accumulate | FCONV_ROWS_STREAM);
     for (size_t r = 0; r < nr; r++)
         CHECKF(n == 0 || memcmp(y[r], y2s[r], sizeof(float) * n) == 0,
-               "%s filter_rows nr=%zu n=%zu kh=%zu kw=%zu acc=%d: STREAM changed row %zu", k->name, nr,
-               n, kh, kw, accumulate, r);
+               "%s filter_rows nr=%zu n=%zu channels=%zu kh=%zu kw=%zu acc=%d: STREAM changed row %zu", k->name,
+               nr, n, channels, kh, kw, accumulate, r);
     for (size_t r = 0; r < nr; r++) {
         float *const yr[1] = {y1[r]};
-        k->direct_rows(yr, 1, n, xs + r, ts, tap_step, 0, kh, kw, dist, NULL, accumulate);
+        for (size_t c = 0; c < channels; c++)
+            k->direct_rows(yr, 1, n, xs + c * nin + r, ts + c * kh, tap_step, 0, kh, kw, dist, NULL,
+                           c ? FCONV_ROWS_ACCUMULATE : accumulate);
         CHECKF(n == 0 || memcmp(y[r], y1[r], sizeof(float) * n) == 0,
-               "%s filter_rows nr=%zu n=%zu kh=%zu kw=%zu dist=%zu step=%td acc=%d: row %zu differs "
-               "from the one-row kernel", k->name, nr, n, kh, kw, dist, tap_step, accumulate, r);
+               "%s filter_rows nr=%zu n=%zu channels=%zu kh=%zu kw=%zu dist=%zu step=%td acc=%d: row %zu "
+               "differs from the one-row kernel", k->name, nr, n, channels, kh, kw, dist, tap_step, accumulate, r);
     }
-    for (size_t i = 0; i < nin; i++) free(x[i]);
+    for (size_t i = 0; i < channels * nin; i++) free(x[i]);
     for (size_t r = 0; r < nr; r++) {
         free(y[r]);
         free(y1[r]);
@@ -162,25 +165,31 @@ static void test_filter_rows_all_isas(void) {
         for (size_t n = 0; n <= 2 * 6 * 16 + 17; n++) {
             size_t nr = (size_t)test_rand_int(1, 4), kh = (size_t)test_rand_int(1, 7);
             size_t kw = (size_t)test_rand_int(1, 7), dist = (size_t)test_rand_int(1, 3);
-            check_filter_rows(k, nr, n, kh, kw, dist, test_rand_int(0, 1) ? 1 : -1, (int)test_rand_int(0, 1));
+            size_t channels = (size_t)test_rand_int(1, MAX_FILTER_CHANNELS);
+            check_filter_rows(k, nr, n, channels, kh, kw, dist, test_rand_int(0, 1) ? 1 : -1,
+                              (int)test_rand_int(0, 1));
         }
         for (size_t nr = 1; nr <= 4; nr++) {
-            check_filter_rows(k, nr, 333, 1, 1, 1, 1, 0);
-            check_filter_rows(k, nr, 200, 3, 3, 1, -1, 0);
-            check_filter_rows(k, nr, 100, MAX_KH - 3, 5, 3, 1, 1);
+            check_filter_rows(k, nr, 333, 1, 1, 1, 1, 1, 0);
+            check_filter_rows(k, nr, 200, 1, 3, 3, 1, -1, 0);
+            check_filter_rows(k, nr, 100, 1, MAX_KH - 3, 5, 3, 1, 1);
+            check_filter_rows(k, nr, 1024 - 32, 3, 3, 3, 1, 1, 0); /* a 3 -> 1 3x3 layer's interior */
         }
-        /* sliding bands: every kernel height they take and beyond, short and tall bands */
+        /* sliding bands: every kernel height they take and beyond, short and tall bands; with
+         * several channels, four rows at a time (and a last row alone) */
         for (size_t kh = 2; kh <= 10; kh++)
             for (int t = 0; t < 12; t++) {
                 size_t nr = t < 2 ? FCONV_FILTER_ROWS_MAX - (size_t)t : (size_t)test_rand_int(5, 40);
                 size_t n = (size_t)test_rand_int(0, 3 * 6 * 16 + 40), kw = (size_t)test_rand_int(1, 9);
-                check_filter_rows(k, nr, n, kh, kw, (size_t)test_rand_int(1, 3), test_rand_int(0, 1) ? 1 : -1,
-                                  (int)test_rand_int(0, 1));
+                size_t channels = t % 4 == 3 ? (size_t)test_rand_int(2, MAX_FILTER_CHANNELS) : 1;
+                check_filter_rows(k, nr, n, channels, kh, kw, (size_t)test_rand_int(1, 3),
+                                  test_rand_int(0, 1) ? 1 : -1, (int)test_rand_int(0, 1));
             }
-        check_filter_rows(k, 32, 2048, 7, 7, 1, -1, 0);  /* 2048^2 7x7's band */
-        check_filter_rows(k, 32, 1030, 5, 5, 3, 1, 0);   /* an RGB row */
-        check_filter_rows(k, 9, 96, 7, 73, 1, 1, 1);     /* 511 taps packed, and 518: four rows at a time */
-        check_filter_rows(k, 9, 96, 7, 74, 1, 1, 1);
+        check_filter_rows(k, 32, 2048, 1, 7, 7, 1, -1, 0);  /* 2048^2 7x7's band */
+        check_filter_rows(k, 32, 1030, 1, 5, 5, 3, 1, 0);   /* an RGB row */
+        check_filter_rows(k, 9, 96, 1, 7, 73, 1, 1, 1);     /* 511 taps packed, and 518: four rows at a time */
+        check_filter_rows(k, 9, 96, 1, 7, 74, 1, 1, 1);
+        check_filter_rows(k, 9, 96, 2, 7, 7, 1, 1, 1);      /* two channels: 4 + 4 + 1 rows */
     }
 }
 

@@ -285,7 +285,8 @@ void FCONV_ISA_SUFFIX(fconv_direct_rows_kernel)(float *const *y, size_t nk, size
  * AVX2: 12 accumulators, 3 input vectors and the broadcast tap fill the 16 registers). Input
  * row i (0 .. kh+nr-2) is loaded once per tap column b and feeds every output row r with
  * a = i - r in [0, kh); for a fixed r, i runs upward, so its taps still go in the order (a, b)
- * and each output has the bits of the one-row kernel. */
+ * and each output has the bits of the one-row kernel. Channels one after the other into the
+ * same accumulators: the order (c, a, b), y loaded and stored once for all of them. */
 #define NV_FILTER (VF_LANES == 16 ? 6 : VF_LANES == 8 ? 3 : 4)
 
 struct filter_args {
@@ -294,14 +295,17 @@ struct filter_args {
     ptrdiff_t tap_step;
     size_t kh, kw, dist;
     int accumulate;
+    size_t channels, x_channel_step; /* channel c's rows at x_rows + c*x_channel_step, taps at tap_rows + c*kh */
 };
 
-/* Input row i, every tap column b, into output rows klo..khi (tap row i - k). */
-static ALWAYS_INLINE void filter_input_row(const struct filter_args *r, vf acc[4][NV_FILTER], const int nv,
+/* Input row i of one channel (its rows x_rows, its taps tap_rows), every tap column b, into
+ * output rows klo..khi (tap row i - k). */
+static ALWAYS_INLINE void filter_input_row(const struct filter_args *r, const float *const *x_rows,
+                                           const float *const *tap_rows, vf acc[4][NV_FILTER], const int nv,
                                            const int klo, const int khi, size_t i, size_t e, size_t rest) {
-    const float *xi = r->x_rows[i] + e;
+    const float *xi = x_rows[i] + e;
     const float *tk[4];
-    for (int k = klo; k <= khi; k++) tk[k] = r->tap_rows[i - (size_t)k];
+    for (int k = klo; k <= khi; k++) tk[k] = tap_rows[i - (size_t)k];
     for (size_t b = 0; b < r->kw; b++) {
         const float *xb = xi + b * r->dist;
 #if TAPS_FIRST
@@ -339,19 +343,22 @@ static ALWAYS_INLINE void filter_block(const struct filter_args *r, const int nr
             acc[k][v] = !r->accumulate ? vf_zero() : rest ? vf_loadu_partial(p, rest) : vf_loadu(p);
         }
     const size_t rows = r->kh + (size_t)nr - 1;
-    for (size_t i = 0; i < rows; i++) {
-        /* output rows klo..khi use input row i; a constant range per case keeps the loads
-         * shared (a test on k inside the tap loop lets the compiler split it per row) */
-        const int klo = i >= r->kh ? (int)(i - r->kh + 1) : 0, khi = i < (size_t)nr ? (int)i : nr - 1;
-        switch (klo * 4 + khi) {
+    for (size_t c = 0; c < r->channels; c++) {
+        const float *const *xc = r->x_rows + c * r->x_channel_step, *const *tc = r->tap_rows + c * r->kh;
+        for (size_t i = 0; i < rows; i++) {
+            /* output rows klo..khi use input row i; a constant range per case keeps the loads
+             * shared (a test on k inside the tap loop lets the compiler split it per row) */
+            const int klo = i >= r->kh ? (int)(i - r->kh + 1) : 0, khi = i < (size_t)nr ? (int)i : nr - 1;
+            switch (klo * 4 + khi) {
 #define FILTER_CASE(lo, hi) \
-    case lo * 4 + hi: filter_input_row(r, acc, nv, lo, hi, i, e, rest); break;
-        FILTER_CASE(0, 0) FILTER_CASE(0, 1) FILTER_CASE(0, 2) FILTER_CASE(0, 3)
-        FILTER_CASE(1, 1) FILTER_CASE(1, 2) FILTER_CASE(1, 3)
-        FILTER_CASE(2, 2) FILTER_CASE(2, 3)
-        FILTER_CASE(3, 3)
+    case lo * 4 + hi: filter_input_row(r, xc, tc, acc, nv, lo, hi, i, e, rest); break;
+            FILTER_CASE(0, 0) FILTER_CASE(0, 1) FILTER_CASE(0, 2) FILTER_CASE(0, 3)
+            FILTER_CASE(1, 1) FILTER_CASE(1, 2) FILTER_CASE(1, 3)
+            FILTER_CASE(2, 2) FILTER_CASE(2, 3)
+            FILTER_CASE(3, 3)
 #undef FILTER_CASE
-        default: break;
+            default: break;
+            }
         }
     }
     for (int k = 0; k < nr; k++)
@@ -388,9 +395,10 @@ static ALWAYS_INLINE void filter_all(const struct filter_args *r, const int nr, 
 #undef FILTER_TAIL
 }
 
-/* nr (2..4) as a constant for filter_all, with stream a constant too (each case compiled apart). */
+/* nr (1..4) as a constant for filter_all, with stream a constant too (each case compiled apart). */
 static ALWAYS_INLINE void filter_all_rows(const struct filter_args *r, size_t nr, size_t n, const int stream) {
     switch (nr) {
+    case 1: filter_all(r, 1, n, stream); break;
     case 2: filter_all(r, 2, n, stream); break;
     case 3: filter_all(r, 3, n, stream); break;
     default: filter_all(r, 4, n, stream); break;
@@ -532,14 +540,17 @@ static void slide_band(const struct filter_args *r, size_t nr, size_t n, size_t 
 void FCONV_ISA_SUFFIX(fconv_direct_filter_rows_kernel)(float *const *y, size_t nr, size_t n,
                                                        const float *const *x_rows,
                                                        const float *const *tap_rows, ptrdiff_t tap_step,
-                                                       size_t kh, size_t kw, size_t dist, int flags) {
-    assert(y && x_rows && tap_rows && nr >= 1 && nr <= FCONV_FILTER_ROWS_MAX && kh >= 1 && kw >= 1);
+                                                       size_t channels, size_t kh, size_t kw, size_t dist,
+                                                       int flags) {
+    assert(y && x_rows && tap_rows && nr >= 1 && nr <= FCONV_FILTER_ROWS_MAX && channels >= 1 && kh >= 1 &&
+           kw >= 1);
     const int accumulate = flags & FCONV_ROWS_ACCUMULATE;
     const int aligned = same_alignment(y, nr), stream = (flags & FCONV_ROWS_STREAM) && !accumulate && aligned;
+    const size_t x_channel_step = kh + nr - 1;
 #if SLIDE_KH_MAX > 0
-    if (nr > 4 && kh >= FCONV_FILTER_SLIDE_KH_MIN && kh <= SLIDE_KH_MAX && kw * kh <= FCONV_FILTER_SLIDE_TAPS_MAX &&
-        n > 0) {
-        const struct filter_args band = {y, x_rows, tap_rows, tap_step, kh, kw, dist, accumulate};
+    if (nr > 4 && channels == 1 && kh >= FCONV_FILTER_SLIDE_KH_MIN && kh <= SLIDE_KH_MAX &&
+        kw * kh <= FCONV_FILTER_SLIDE_TAPS_MAX && n > 0) {
+        const struct filter_args band = {y, x_rows, tap_rows, tap_step, kh, kw, dist, accumulate, 1, x_channel_step};
         /* strips start on the stores' vector boundary where the rows share it: no line is
          * written by two strips */
         float packed_taps[FCONV_FILTER_SLIDE_TAPS_MAX];
@@ -552,13 +563,17 @@ void FCONV_ISA_SUFFIX(fconv_direct_filter_rows_kernel)(float *const *y, size_t n
     for (size_t r0 = 0; r0 < nr; r0 += 4) { /* four rows at a time */
         float *const *yk = y + r0;
         const size_t rows = nr - r0 < 4 ? nr - r0 : 4;
-        if (rows == 1) { /* one row: the one-row kernel's wider block */
-            const struct rows_args r1 = {yk, x_rows + r0, tap_rows, tap_step, 0, kh, kw, dist, accumulate, {0}, 0.0f};
+        if (rows == 1 && (channels == 1 || nr == 1)) {
+            /* one row: the one-row kernel's wider block (a single row's channels lie end to
+             * end, kh rows each: channels x kh kernel rows to it) */
+            const struct rows_args r1 = {yk, x_rows + r0, tap_rows, tap_step, 0, channels * kh, kw, dist, accumulate,
+                                         {0}, 0.0f};
             if (stream) rows_all(&r1, 1, NV_ONE, n, 1, 0);
             else rows_all(&r1, 1, NV_ONE, n, 0, 0);
             continue;
         }
-        const struct filter_args r = {yk, x_rows + r0, tap_rows, tap_step, kh, kw, dist, accumulate};
+        const struct filter_args r = {yk, x_rows + r0, tap_rows, tap_step, kh, kw, dist, accumulate, channels,
+                                      x_channel_step};
         if (stream) filter_all_rows(&r, rows, n, 1); /* stream a constant in each */
         else filter_all_rows(&r, rows, n, 0);
     }
