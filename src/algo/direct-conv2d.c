@@ -251,7 +251,7 @@ static int few_channel_rows(const struct conv2d_ctx *ctx, int64_t p0, int64_t p1
  * (the edge columns recompute some interior ones). 3 -> 1 on 1024^2, AVX-512, 2 threads, Zen
  * 5: 3x3 0.81-0.84 -> 0.70-0.73 ms (the input's and output's memory traffic the bound now),
  * 5x5 2.0 -> 1.3. A call per channel had stored and reloaded the rows per channel: Ice Lake
- * VM, 3x3 from the strip, alternated rounds, 2.0-2.2 -> 1.2 ms. */
+ * VM, 3x3 from the strip, separate runs of one harness, 2.0-2.2 -> 1.2 ms. */
 static void filter_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p0, int64_t p1,
                              int64_t k0, int64_t k1, int64_t qa, int64_t qb, int from_strip) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
