@@ -49,10 +49,11 @@ const float *fconv_conv2d_group_weights(const fconv_plan *plan, int64_t g, int64
 }
 
 /* Measured, 2 threads, streamed against not: 8 x 64 x 56^2 -> 256 1x1 (25.7 MB) 5.0 -> 4.2
- * ms, -> 64 1.5 -> 1.08, 8 x 128 x 28^2 -> 512 4.6 -> 3.9-4.3. */
+ * ms, -> 64 1.5 -> 1.08, 8 x 128 x 28^2 -> 512 4.6 -> 3.9-4.3; from a smaller output on
+ * Intel (fconv_cpu_info.gemm_stream_output_bytes). */
 int fconv_conv2d_gemm_streams(const fconv_plan *plan, int64_t pixels) {
     const fconv_conv2d_desc *d = &plan->conv2d;
-    return 4.0 * (double)d->n * (double)d->k * (double)pixels >= FCONV_STREAM_OUTPUT_BYTES &&
+    return 4.0 * (double)d->n * (double)d->k * (double)pixels >= fconv_cpu()->gemm_stream_output_bytes &&
            pixels % (int64_t)plan->kernels->lanes == 0;
 }
 

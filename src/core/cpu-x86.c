@@ -1,8 +1,9 @@
 /*
  * cpu-x86.c — which SIMD instruction sets this CPU has and the OS enables: CPUID for the
  * feature bits, XGETBV for whether the OS saves the AVX / AVX-512 register state (a CPU
- * bit alone is not enough), from the vendor whether unaligned vector loads are slow and
- * how fast a core reads from beyond its L2, and from the model whether 512-bit loads are.
+ * bit alone is not enough), from the vendor whether unaligned vector loads are slow, how fast
+ * a core reads from beyond its L2 and which GEMM outputs to stream, and from the model whether
+ * 512-bit loads are.
  * Computed once, thread-safely.
  */
 #include <pthread.h>
@@ -26,6 +27,7 @@ static void detect(fconv_cpu_info *c) {
         && b == 0x756e6547u && d == 0x49656e69u && cx == 0x6c65746eu) { /* GenuineIntel */
         c->split_loads_slow = 1;
         c->shared_read_bytes_per_s = FCONV_SHARED_READ_BYTES_PER_S_INTEL;
+        c->gemm_stream_output_bytes = FCONV_GEMM_STREAM_OUTPUT_BYTES_INTEL;
     }
     if (!__get_cpuid(1, &a, &b, &cx, &d)) return;
     if (c->split_loads_slow) { /* Intel: the model (EAX: family 6, extended model in bits 16-19) */
@@ -60,6 +62,7 @@ static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 
 static void init_cpu(void) {
     cpu_info.shared_read_bytes_per_s = FCONV_SHARED_READ_BYTES_PER_S_DEFAULT; /* unless detect() knows better */
+    cpu_info.gemm_stream_output_bytes = FCONV_GEMM_STREAM_OUTPUT_BYTES_DEFAULT;
     detect(&cpu_info);
     const fconv_cpu_info *c = &cpu_info;
 #if defined(__x86_64__)
