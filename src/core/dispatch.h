@@ -47,10 +47,10 @@ typedef void (*fconv_direct_rows_fn)(float *const *y, size_t nk, size_t n, const
  *             + sum_{c < channels} sum_{a < kh} sum_{b < kw}
  *                 tap_rows[c*kh + a][b*tap_step] * x_rows[c*(kh + nr - 1) + r + a][e + b*dist]
  * summed in the order (c, a, b) with multiply-adds (fused on SIMD ISAs): the same bits as
- * fconv_direct_rows_fn called per row with x_rows + r, and as one call per channel that
- * accumulates (each channel's y read back and stored again, which one call with all of them
- * saves). x_rows holds channels x (kh + nr - 1) rows; reads x_rows[i][0 .. n-1 + (kw-1)*dist]
- * only; y rows must not overlap the inputs.
+ * fconv_direct_rows_fn called per row with each channel's rows from row r, channel after
+ * channel, the later calls accumulating (which read y back and store it again per channel:
+ * one call with all of them saves that). x_rows holds channels x (kh + nr - 1) rows; reads
+ * x_rows[i][0 .. n-1 + (kw-1)*dist] only; y rows must not overlap the inputs.
  */
 #define FCONV_FILTER_ROWS_MAX 64
 /* The kernels it slides (fconv_kernels.direct_filter_slide_kh_max per ISA): kh from

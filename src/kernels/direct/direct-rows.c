@@ -395,7 +395,8 @@ static ALWAYS_INLINE void filter_all(const struct filter_args *r, const int nr, 
 #undef FILTER_TAIL
 }
 
-/* nr (1..4) as a constant for filter_all, with stream a constant too (each case compiled apart). */
+/* nr (1..4; 1 for the last of several channels' rows) as a constant for filter_all, with stream
+ * a constant too (each case compiled apart). */
 static ALWAYS_INLINE void filter_all_rows(const struct filter_args *r, size_t nr, size_t n, const int stream) {
     switch (nr) {
     case 1: filter_all(r, 1, n, stream); break;
