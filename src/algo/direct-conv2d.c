@@ -70,11 +70,6 @@ struct conv2d_ctx {
  * 2048^2 at 16 8.8 against 7.9; depthwise 32 x 1024^2 3x3 20.0 against 20.2-20.4. */
 #define FEW_WHOLE_MAX_COLUMNS_PER_TAP 320
 
-/* Whether a few-channel layer's rows come whole from the thread's strip (above). */
-static int few_rows_from_strip(const fconv_plan *plan) {
-    return plan->out_w < FEW_WHOLE_MAX_COLUMNS_PER_TAP * plan->conv2d.s;
-}
-
 /* Kernel rows ((c, r) pairs) per call of the SIMD kernel: bounds the pointer arrays. */
 #define ROWS_PER_CALL 64
 
@@ -225,6 +220,13 @@ static void copy_strip_rows(const fconv_conv2d_desc *d, const float *xg, int64_t
         }
 }
 
+/* Whether a few-channel block of output rows [p0, p1) runs every column from the thread's
+ * strip: rows short enough (FEW_WHOLE_MAX_COLUMNS_PER_TAP) whose input rows fit it. */
+static int few_rows_from_strip(const fconv_plan *plan, int64_t p0, int64_t p1) {
+    return plan->out_w < FEW_WHOLE_MAX_COLUMNS_PER_TAP * plan->conv2d.s &&
+           strip_fits(plan, p1 - p0 + plan->conv2d.r - 1);
+}
+
 /* Whether output rows [p0, p1) take filter_row_block: stride and dilation 1 down the
  * columns (consecutive output rows read consecutive input rows), stride 1 along them, none
  * of the rows' kernel rows in the padding, and fewer output channels per group than
@@ -237,7 +239,7 @@ static void copy_strip_rows(const fconv_conv2d_desc *d, const float *xg, int64_t
 static int few_channel_rows(const struct conv2d_ctx *ctx, int64_t p0, int64_t p1) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
     const int pays = d->c / d->groups == 1 || d->r * d->s >= 25 || ctx->plan->kernels->lanes >= 16 ||
-                     few_rows_from_strip(ctx->plan);
+                     few_rows_from_strip(ctx->plan, p0, p1);
     return pays && d->k / d->groups < 4 && d->r <= FEW_CHANNEL_MAX_R && d->stride_h == 1 && d->dilation_h == 1 &&
            ctx->axis.stride == 1 && p0 - d->pad_top >= 0 && p1 - 1 - d->pad_top + d->r - 1 < d->h;
 }
@@ -484,7 +486,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
      * their own (2 threads, Zen 5, 3 alternated rounds: depthwise 32 channels 3x3 on 112^2
      * 0.24 -> 0.105 ms, 3 -> 1 5x5 on 1024^2 0.90-0.94 -> 0.82-0.85, 3x3 0.50-0.57 -> 0.50-0.54).
      * Long rows read the input in place instead (few_rows_from_strip). */
-    const int few_whole = rows_kernel && few_rows_from_strip(ctx->plan) && strip_fits(ctx->plan, p1 - p0 + d->r - 1);
+    const int few_whole = rows_kernel && few_rows_from_strip(ctx->plan, p0, p1);
     if (few_whole) filter_row_block(ctx, n, g, p0, p1, k0, k1, 0, Q, 1);
 
     for (int64_t p = p0; p < p1; p++) {

@@ -335,6 +335,7 @@ static void test_few_channels(void) {
     few_channel_case(20, 1, 1, 9, 45, 5, 5, 2, 1);   /* more input channels than a call takes */
     few_channel_case(3, 1, 1, 9, 1000, 3, 3, 1, 1);  /* long rows: interior in place, edges from strips */
     few_channel_case(20, 2, 1, 6, 1700, 5, 5, 2, 1); /* both */
+    few_channel_case(64, 1, 1, 9, 300, 3, 3, 1, 1);  /* short rows whose channels pass the strip: in place */
 }
 
 /* The few-channel path keeps each thread's strip of input rows from one block of output rows to
