@@ -424,9 +424,11 @@ static ALWAYS_INLINE void filter_all_rows(const struct filter_args *r, size_t nr
 #if VF_LANES == 16
 #define SLIDE_KH_MAX FCONV_FILTER_SLIDE_KH_MAX_AVX512
 #define SLIDE_NV(kh) ((kh) <= 4 ? 5 : (kh) <= 6 ? 4 : 3)
+#define SLIDE_PREFETCH_NEAR_ROWS 2
 #elif VF_LANES == 8
 #define SLIDE_KH_MAX FCONV_FILTER_SLIDE_KH_MAX_AVX2
 #define SLIDE_NV(kh) 2
+#define SLIDE_PREFETCH_NEAR_ROWS 0
 #else
 #define SLIDE_KH_MAX 0 /* scalar: the four-row block */
 #endif
@@ -437,7 +439,19 @@ static ALWAYS_INLINE void filter_all_rows(const struct filter_args *r, size_t nr
  * standalone harness walking whole 2048-row strips ran 36 GFLOP/s without, 93 with two
  * strips ahead; in the library's 32-row bands it matters less (2048^2 7x7 on the Ice Lake
  * VM, 15 alternations in one process: one thread 5.69 -> 5.43 ms, one strip ahead 5.54, four
- * 5.60; two threads and RGB 1024^2 5x5 within the noise). */
+ * 5.60; two threads and RGB 1024^2 5x5 within the noise).
+ *
+ * With AVX-512 that far request goes to L2 only, and each row's strip is asked into L1
+ * SLIDE_PREFETCH_NEAR_ROWS rows before the walk reads it. Image rows a multiple of 4 KiB
+ * apart (2048 or 4096 floats wide) put a strip's kh + nr - 1 rows in the same few L1 sets,
+ * 12 ways each: the rows asked into L1 two strips ahead pushed each other out before their
+ * turn, and the walk met every row in L2. One Ice Lake thread, the kernel walking a 2048^2
+ * image's bands, 15-21 alternated rounds in one process: 7x7 77.0 -> 91.6 GFLOP/s (rows 2112
+ * floats apart, out of step with the sets, ran 89.8 the old way), 5x5 56.8 -> 72.0, 4x4 40.7
+ * -> 45.2, 6x6 61.4 -> 65.4, 8x8 79.0 -> 92.0, 4096 wide 7x7 73.5 -> 85.9; the library on two
+ * threads, 21 rounds, medians: 2048^2 7x7 3.23 -> 2.97 ms, 5x5 1.91 -> 1.60, 4096^2 5x5 7.91
+ * -> 6.78, RGB 1024^2 5x5 1.51 -> 1.37, 1024^2 7x7 0.80 -> 0.75. AVX2's two-vector strips
+ * gained nothing so (0.94-1.0x, 4x4 to 6x6) and keep the old request. */
 #define SLIDE_PREFETCH_STRIPS 2
 
 /* Input row x (its strip), kernel rows alo..ahi into accumulator rows alo..ahi; rest > 0: one
@@ -472,8 +486,12 @@ static ALWAYS_INLINE void slide_strip(const struct filter_args *r, size_t nr, si
                 acc[0][v] = rest ? vf_loadu_partial(p, rest) : vf_loadu(p);
             }
         const float *x = r->x_rows[i] + e;
-        for (int v = 0; v <= nv; v++)
-            __builtin_prefetch(x + (size_t)(SLIDE_PREFETCH_STRIPS * nv + v) * VF_LANES, 0, 3);
+        for (int v = 0; v <= nv; v++) /* locality 2: L2 (prefetcht1), 3: L1 as well */
+            __builtin_prefetch(x + (size_t)(SLIDE_PREFETCH_STRIPS * nv + v) * VF_LANES, 0,
+                               SLIDE_PREFETCH_NEAR_ROWS > 0 ? 2 : 3);
+        if (SLIDE_PREFETCH_NEAR_ROWS > 0 && i + SLIDE_PREFETCH_NEAR_ROWS < rows)
+            for (int v = 0; v <= nv; v++)
+                __builtin_prefetch(r->x_rows[i + SLIDE_PREFETCH_NEAR_ROWS] + e + (size_t)v * VF_LANES, 0, 3);
         const int alo = i >= nr ? (int)(i - nr + 1) : 0, ahi = i < (size_t)kh - 1 ? (int)i : kh - 1;
         /* the first and last kh - 1 rows feed fewer accumulator rows: each range a constant
          * (a test per kernel row and tap column cost a 32-row band's 12 such rows ~1.5x) */
