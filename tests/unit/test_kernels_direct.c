@@ -190,6 +190,9 @@ static void test_filter_rows_all_isas(void) {
         check_filter_rows(k, 9, 96, 1, 7, 73, 1, 1, 1);     /* 511 taps packed, and 518: four rows at a time */
         check_filter_rows(k, 9, 96, 1, 7, 74, 1, 1, 1);
         check_filter_rows(k, 9, 96, 2, 7, 7, 1, 1, 1);      /* two channels: 4 + 4 + 1 rows */
+        check_filter_rows(k, 5, 100, 1, 7, 7, 1, 1, 1);     /* bands shorter than the kernel: */
+        check_filter_rows(k, 6, 100, 1, 8, 3, 2, -1, 0);    /* nr + 1 < kh */
+        check_filter_rows(k, 6, 100, 1, 7, 5, 1, 1, 0);     /* nr + 1 == kh, the shortest peeled */
     }
 }
 
