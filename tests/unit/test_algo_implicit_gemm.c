@@ -184,6 +184,13 @@ static void test_edged_padding(void) {
                                                   .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1,
                                                   .pad_bottom = 1, .pad_right = 1},
                               threads, layout);
+        /* the same past FCONV_CACHED_BYTES of input and output (8.8 MB): NCHW's edged tiles
+         * with the streaming input's prefetches */
+        if (layout == FCONV_LAYOUT_NCHW)
+            check_edged_as_padded((fconv_conv2d_desc){.n = 1, .c = 72, .h = 170, .w = 168, .k = 20, .r = 3,
+                                                      .s = 3, .stride_h = 2, .stride_w = 2, .pad_top = 1,
+                                                      .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
+                                  threads, layout);
         /* 3x3 pad 1, stride 1: both ends of every row, top and bottom rows */
         check_edged_as_padded((fconv_conv2d_desc){.n = 1, .c = 9, .h = 6, .w = 84, .k = 20, .r = 3, .s = 3,
                                                   .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1},

@@ -258,33 +258,36 @@ struct tile_call {
     const float *acc_in;
     float *acc_out;
     struct tile_out o;
-    int prefetch;
 };
 
 /* tile_sums with its shape and prefetch as constants, each instance a function of its own:
  * GCC allocates registers per function, and with every instance inlined into one it kept
  * accumulators of the hottest loop on the stack once narrow tiles joined them (2 threads,
  * 1 x 256 x 56^2 -> 128 1x1 and 1 x 128 x 56^2 3x3/2 ran 9% slower). Edged tiles of NCHW
- * layers take the prefetch at run time, as they always have. */
+ * layers once took the prefetch at run time, a test and a load from the stack a tap: with it
+ * a constant too (2 threads, Ice Lake VM, 21 alternated rounds in one process, medians: 3x3/2
+ * 1 x 256 x 28^2 1.365 -> 1.264 and 1.293 -> 1.214 ms, 1 x 512 x 14^2 1.756 -> 1.578 and
+ * 1.197 -> 1.120, 1 x 128 x 56^2 1.01-1.02x; batch 8 x 512 x 14^2 10.3 -> 9.0). */
 #define TILE_FN(name, nv, np, prefetch, edged)                                                             \
     static __attribute__((noinline)) void name(const struct tile_call *c) {                                \
         tile_sums(nv, np, prefetch, edged, c->taps, c->x, c->off, c->w, c->edges, c->acc_in, c->acc_out,   \
                   &c->o);                                                                                  \
     }
 typedef void (*tile_instance)(const struct tile_call *c);
-enum { EDGED_PIXELS, EDGED_PLANES, PIXELS, PIXELS_WEIGHTS, PLANES_STREAMS, PLANES, TILE_MODES };
+enum { EDGED_PIXELS, EDGED_PLANES, EDGED_STREAMS, PIXELS, PIXELS_WEIGHTS, PLANES_STREAMS, PLANES, TILE_MODES };
 
 /* Whole tiles: IG_PX pixels by nv vectors, every prefetch, edged or not. */
 #define WHOLE_FNS(nv)                                                                                      \
     TILE_FN(whole_edged_pixels_##nv, nv, IG_PX, PREFETCH_PIXELS, 1)                                        \
-    TILE_FN(whole_edged_planes_##nv, nv, IG_PX, c->prefetch, 1)                                            \
+    TILE_FN(whole_edged_planes_##nv, nv, IG_PX, PREFETCH_PLANES, 1)                                        \
+    TILE_FN(whole_edged_streams_##nv, nv, IG_PX, PREFETCH_PLANES_STREAMS, 1)                               \
     TILE_FN(whole_pixels_##nv, nv, IG_PX, PREFETCH_PIXELS, 0)                                              \
     TILE_FN(whole_pixels_weights_##nv, nv, IG_PX, PREFETCH_PIXELS_WEIGHTS, 0)                              \
     TILE_FN(whole_streams_##nv, nv, IG_PX, PREFETCH_PLANES_STREAMS, 0)                                     \
     TILE_FN(whole_planes_##nv, nv, IG_PX, PREFETCH_PLANES, 0)
 #define WHOLE_ROW(nv)                                                                                      \
-    {whole_edged_pixels_##nv, whole_edged_planes_##nv, whole_pixels_##nv, whole_pixels_weights_##nv,         \
-     whole_streams_##nv, whole_planes_##nv}
+    {whole_edged_pixels_##nv, whole_edged_planes_##nv, whole_edged_streams_##nv, whole_pixels_##nv,          \
+     whole_pixels_weights_##nv, whole_streams_##nv, whole_planes_##nv}
 
 /* A narrow tile (fewer pixels than the tile holds) with whole channel blocks and no edges:
  * only its npix pixels' multiply-adds, not a whole tile's with the last pixel repeated
@@ -295,7 +298,7 @@ enum { EDGED_PIXELS, EDGED_PLANES, PIXELS, PIXELS_WEIGHTS, PLANES_STREAMS, PLANE
     TILE_FN(narrow_pixels_weights_##np, IG_NV, np, PREFETCH_PIXELS_WEIGHTS, 0)                             \
     TILE_FN(narrow_streams_##np, IG_NV, np, PREFETCH_PLANES_STREAMS, 0)                                    \
     TILE_FN(narrow_planes_##np, IG_NV, np, PREFETCH_PLANES, 0)
-#define NARROW_ROW(np) {NULL, NULL, narrow_pixels_##np, narrow_pixels_weights_##np, narrow_streams_##np, narrow_planes_##np}
+#define NARROW_ROW(np) {NULL, NULL, NULL, narrow_pixels_##np, narrow_pixels_weights_##np, narrow_streams_##np, narrow_planes_##np}
 
 WHOLE_FNS(1)
 #if IG_NV >= 2
@@ -431,8 +434,10 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const 
     const int prefetch = prefetch_mode(channels_last, streams, !edges);
     const struct tile_call c = {
         taps, x, off, w, edges, acc_in, acc_out,
-        {y, y_stride, npix, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0}, prefetch};
-    const int mode = edges ? (prefetch == PREFETCH_PIXELS ? EDGED_PIXELS : EDGED_PLANES)
+        {y, y_stride, npix, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0}};
+    const int mode = edges ? (prefetch == PREFETCH_PIXELS          ? EDGED_PIXELS
+                              : prefetch == PREFETCH_PLANES_STREAMS ? EDGED_STREAMS
+                                                                    : EDGED_PLANES)
                      : prefetch == PREFETCH_PIXELS          ? PIXELS
                      : prefetch == PREFETCH_PIXELS_WEIGHTS  ? PIXELS_WEIGHTS
                      : prefetch == PREFETCH_PLANES_STREAMS  ? PLANES_STREAMS
