@@ -99,12 +99,13 @@ static _Thread_local struct strip_ring strip_ring;
 static atomic_uint_fast64_t executes; /* numbers fconv_direct_conv2d's calls, from 1 */
 
 /* y (+)= nrows input rows (row rs[i] of channel cs[i] each) for channels [k0, k1), columns
- * [q0, q1): the same rows serve every group of four channels. flags: the kernel's; finish:
- * the call completes these outputs, so the kernel adds the bias and applies ReLU as it
- * stores them (else conv2d_task's epilogue does, once every call is in). */
+ * [q0, q1): the same rows serve every group of four channels; a row's tap columns `dist`
+ * floats apart. flags: the kernel's; finish: the call completes these outputs, so the kernel
+ * adds the bias and applies ReLU as it stores them (else conv2d_task's epilogue does, once
+ * every call is in). */
 static void rows_call(const struct conv2d_ctx *ctx, float *yn, int64_t p, int64_t k0, int64_t k1, int64_t q0,
                       int64_t q1, const float *const *xs, const int64_t *cs, const int64_t *rs, size_t nrows,
-                      int flags, int finish) {
+                      int flags, int finish, size_t dist) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
     const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
     for (int64_t k = k0; k < k1; k += 4) {
@@ -116,7 +117,7 @@ static void rows_call(const struct conv2d_ctx *ctx, float *yn, int64_t p, int64_
         const float *bias = finish && ctx->bias ? ctx->bias + k : NULL;
         const int relu = finish && d->activation == FCONV_ACTIVATION_RELU ? FCONV_ROWS_RELU : 0;
         ctx->plan->kernels->direct_rows(ys, nk, (size_t)(q1 - q0), xs, ts, 1, cg * d->r * d->s, nrows,
-                                        (size_t)d->s, (size_t)d->dilation_w, bias, flags | relu);
+                                        (size_t)d->s, dist, bias, flags | relu);
     }
 }
 
@@ -150,13 +151,13 @@ static void sum_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int6
             cs[nrows] = c;
             rs[nrows] = r;
             if (++nrows == ROWS_PER_CALL) {
-                rows_call(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags, 0);
+                rows_call(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags, 0, (size_t)d->dilation_w);
                 nrows = 0;
                 flags = FCONV_ROWS_ACCUMULATE;
             }
         }
     }
-    if (nrows) rows_call(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags, 0);
+    if (nrows) rows_call(ctx, yn, p, k0, k1, q0, q1, xs, cs, rs, nrows, flags, 0, (size_t)d->dilation_w);
 }
 
 /* Output row p of channels [k0, k1), columns [q0, q1) next to the padding (stride 1), as
@@ -217,6 +218,44 @@ static void copy_strip_rows(const fconv_conv2d_desc *d, const float *xg, int64_t
             if (ih >= 0 && ih < d->h)
                 fconv_copy_padded_row(strip + (c * span + i) * width, width, xg + (c * d->h + ih) * d->w, d->w,
                                       -d->pad_left);
+        }
+}
+
+/* Whole rows read their input from shifted copies (copy_shifted_strip_rows) where split loads
+ * are slow and the copies of a task's rows fit this many floats, a core's L1 (48 KiB on Ice
+ * Lake and Zen 5). A tap column b of the kernel reads its row at every output column shifted
+ * by b, so all but one of every S vector loads straddle two cache lines (two load slots each
+ * on Intel's cores, fconv_cpu_info); from S copies, copy b starting at column b, every load
+ * is aligned. 2 threads, Ice Lake VM, 21 alternated rounds in one process, medians: 3 -> 64
+ * on 224^2 1.145 -> 1.050 and 1.131 -> 1.083 ms (one thread 2.42 -> 2.21), 3 -> 64 on 112^2
+ * 0.306 -> 0.260, 4 -> 64 5x5 on 64^2 0.307 -> 0.254, 8 -> 64 on 112^2 (64 KiB of copies)
+ * 0.715 -> 0.692; past L1 they lost: 16 -> 32 on 112^2 (128 KiB) 0.81 -> 0.86, 16 -> 64 on
+ * 56^2 (72 KiB) 0.53 -> 0.58. Batch 8 of 3 -> 64 on 224^2 (its output from memory) level. */
+#define SHIFTED_STRIP_FLOATS 12288
+
+/* Floats from one shifted copy of a strip row to the next: the output row in whole 64-byte
+ * lines, so that every copy starts on a vector boundary. */
+static int64_t shifted_copy_stride(const fconv_plan *plan) { return (plan->out_w + 15) / 16 * 16; }
+
+/* Whether a task's whole rows, `span` input rows a channel, read shifted copies. */
+static int whole_rows_shifted(const fconv_plan *plan, int64_t span) {
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    return fconv_cpu()->split_loads_slow &&
+           d->c / d->groups * span * d->s * shifted_copy_stride(plan) <= SHIFTED_STRIP_FLOATS;
+}
+
+/* As copy_strip_rows, row (c, i) as S copies `stride` floats apart: copy b holds the Q
+ * columns of the zero-padded row from padded column b * dilation on, so tap column b of output
+ * column q reads copy b at q (the kernel's tap columns `stride` apart). */
+static void copy_shifted_strip_rows(const fconv_conv2d_desc *d, const float *xg, int64_t cg, int64_t top, int64_t span,
+                                    int64_t q, int64_t stride, float *strip) {
+    for (int64_t c = 0; c < cg; c++)
+        for (int64_t i = 0; i < span; i++) {
+            const int64_t ih = top + i;
+            if (ih >= 0 && ih < d->h)
+                for (int64_t b = 0; b < d->s; b++)
+                    fconv_copy_padded_row(strip + ((c * span + i) * d->s + b) * stride, q, xg + (c * d->h + ih) * d->w,
+                                          d->w, b * d->dilation_w - d->pad_left);
         }
 }
 
@@ -307,9 +346,10 @@ static int64_t whole_rows_span(const fconv_conv2d_desc *d, int64_t out_rows) {
 /* Output rows [p0, p1) of channels [k0, k1) over all Q columns (fconv_direct_conv2d_whole_rows):
  * the input rows they read inside the image copied once, zero-padded on both sides, into the
  * thread's strip that every output row and every four channels then read in place, one kernel
- * call each (the layer's (c, r) rows fit one call, so y is written, never accumulated). Each output sums
- * its (c, r, s) taps in sum_columns' order, the padding's zeros included, as the edge strips
- * gave them: the same bits. */
+ * call each (the layer's (c, r) rows fit one call, so y is written, never accumulated), or
+ * from shifted copies of those rows (whole_rows_shifted). Each output sums its (c, r, s) taps
+ * in sum_columns' order, the padding's zeros included, as the edge strips gave them: the same
+ * bits. */
 static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p0, int64_t p1,
                             int64_t k0, int64_t k1) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
@@ -317,7 +357,10 @@ static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, 
     const int64_t span = whole_rows_span(d, p1 - p0), top = p0 * d->stride_h - d->pad_top;
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * ctx->plan->out_h * Q;
-    copy_strip_rows(d, xg, cg, top, span, width, whole_strip);
+    const int shifted = whole_rows_shifted(ctx->plan, span);
+    const int64_t stride = shifted_copy_stride(ctx->plan);
+    if (shifted) copy_shifted_strip_rows(d, xg, cg, top, span, Q, stride, whole_strip);
+    else copy_strip_rows(d, xg, cg, top, span, width, whole_strip);
     strip_ring.execute = 0; /* the strip no longer holds a ring */
     for (int64_t p = p0; p < p1; p++) {
         const float *xs[ROWS_PER_CALL];
@@ -327,11 +370,13 @@ static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, 
             for (int64_t r = 0; r < d->r; r++) {
                 const int64_t i = (p - p0) * d->stride_h + r * d->dilation_h;
                 if (top + i < 0 || top + i >= d->h) continue; /* a padding row: contributes zero */
-                xs[nrows] = whole_strip + (c * span + i) * width;
+                xs[nrows] = whole_strip + (c * span + i) * (shifted ? d->s * stride : width);
                 cs[nrows] = c;
                 rs[nrows++] = r;
             }
-        if (nrows) rows_call(ctx, yn, p, k0, k1, 0, Q, xs, cs, rs, nrows, ctx->stream, 1); /* else conv2d_task zeroes it */
+        if (nrows) /* else conv2d_task zeroes it */
+            rows_call(ctx, yn, p, k0, k1, 0, Q, xs, cs, rs, nrows, ctx->stream, 1,
+                      (size_t)(shifted ? stride : d->dilation_w));
     }
     if (ctx->stream) fconv_stream_fence();
 }
@@ -702,6 +747,11 @@ int fconv_direct_conv2d_whole_rows(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     return d->stride_w == 1 && d->k / d->groups >= 4 && d->c / d->groups * d->r <= ROWS_PER_CALL &&
            strip_fits(plan, whole_rows_span(d, fconv_direct_min(DIRECT_P_BLOCK, plan->out_h)));
+}
+
+int fconv_direct_conv2d_whole_rows_shifted(const fconv_plan *plan) {
+    return fconv_direct_conv2d_whole_rows(plan) &&
+           whole_rows_shifted(plan, whole_rows_span(&plan->conv2d, fconv_direct_min(DIRECT_P_BLOCK, plan->out_h)));
 }
 
 int fconv_direct_conv2d_strided_rows(const fconv_plan *plan) {

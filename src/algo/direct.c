@@ -74,8 +74,12 @@ static double direct_cost(const fconv_plan *plan) {
              * other algorithms' were fitted on the Zen 4 VM, whose AVX-512 FMAs run at half
              * Zen 5's rate; set against those algorithms' estimates as the measured times
              * compare on Zen 5 (direct 0.54 ms, winograd-4x4 0.89, im2col 0.90 on 3 -> 64;
-             * their estimates 1.0 and 1.05 ms), these read 65 and 45 G/s. */
-            rate = fconv_plan_isa(plan) >= FCONV_ISA_AVX512 ? 65e9 : 45e9;
+             * their estimates 1.0 and 1.05 ms), these read 65 and 45 G/s. From shifted copies
+             * (Intel, every load aligned) the Ice Lake VM ran 3 -> 64 on 224^2 1.12-1.18x faster
+             * than winograd-rows (batch 1 and 8, 112^2; 2 threads, and one), whose estimate is
+             * 0.78x this one's at 65 G/s: read at 100 G/s there. */
+            rate = fconv_plan_isa(plan) >= FCONV_ISA_AVX512 ? (fconv_direct_conv2d_whole_rows_shifted(plan) ? 100e9 : 65e9)
+                                                            : 45e9;
             channels_per_setup = 4.0;
         } else if (fconv_plan_isa(plan) >= FCONV_ISA_AVX2 && (d->c / d->groups) * d->r <= 64) {
             /* Few channels: every (c, r) row of an output row in one SIMD kernel call for

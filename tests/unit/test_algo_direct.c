@@ -173,8 +173,9 @@ static void test_conv2d_blocking(void) {
  * stride and dilation down the columns with dilation along them and asymmetric padding;
  * output rows whose kernel rows all lie in the padding; groups; and rows as wide as the
  * thread's strip holds (3 channels x 6 rows of 3640 floats: 3638 columns) and one past it
- * (the edge-strip path). */
-static void test_whole_rows(void) {
+ * (the edge-strip path). Where split loads are slow the narrower ones read shifted copies of
+ * their rows (whole_rows_shifted): both ways on any machine. */
+static void whole_rows_cases(void) {
     conv2d_case((fconv_conv2d_desc){.n = 2, .c = 3, .h = 40, .w = 37, .k = 70, .r = 3, .s = 3, .pad_top = 1,
                                     .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
                                     .activation = FCONV_ACTIVATION_RELU});
@@ -196,6 +197,16 @@ static void test_whole_rows(void) {
                                     .activation = FCONV_ACTIVATION_RELU});
     conv2d_case((fconv_conv2d_desc){.n = 2, .c = 3, .h = 129, .w = 131, .k = 66, .r = 3, .s = 3, .pad_top = 1,
                                     .pad_left = 1, .pad_bottom = 1, .pad_right = 1});
+}
+
+static void test_whole_rows(void) {
+    fconv_cpu_info *cpu = test_cpu_figures();
+    const int saved = cpu->split_loads_slow;
+    for (int slow = 0; slow <= 1; slow++) {
+        cpu->split_loads_slow = slow;
+        whole_rows_cases();
+    }
+    cpu->split_loads_slow = saved;
 }
 
 /* Strided rows (direct-conv2d.c's strided_row_block: phase-split strips through the SIMD
