@@ -85,16 +85,19 @@ static void sliding_band_cases(void) {
     filter_case(1024, 2048, 1, 7, 7, FCONV_MODE_SAME, FCONV_BORDER_REFLECT, 0);
 }
 
-/* The bands run where split loads are slow (Intel): both ways on any machine. */
-static void test_sliding_bands(void) {
+/* cases() with split loads taken as fast and as slow, whatever this machine's are. */
+static void with_split_loads_both_ways(void (*cases)(void)) {
     fconv_cpu_info *cpu = test_cpu_figures();
     const int saved = cpu->split_loads_slow;
     for (int slow = 0; slow <= 1; slow++) {
         cpu->split_loads_slow = slow;
-        sliding_band_cases();
+        cases();
     }
     cpu->split_loads_slow = saved;
 }
+
+/* The bands run where split loads are slow (Intel): both ways on any machine. */
+static void test_sliding_bands(void) { with_split_loads_both_ways(sliding_band_cases); }
 
 /* Kernels wider/taller than the image: no interior at all, every column through the edges. */
 static void test_kernel_larger_than_image(void) {
@@ -199,15 +202,7 @@ static void whole_rows_cases(void) {
                                     .pad_left = 1, .pad_bottom = 1, .pad_right = 1});
 }
 
-static void test_whole_rows(void) {
-    fconv_cpu_info *cpu = test_cpu_figures();
-    const int saved = cpu->split_loads_slow;
-    for (int slow = 0; slow <= 1; slow++) {
-        cpu->split_loads_slow = slow;
-        whole_rows_cases();
-    }
-    cpu->split_loads_slow = saved;
-}
+static void test_whole_rows(void) { with_split_loads_both_ways(whole_rows_cases); }
 
 /* Strided rows (direct-conv2d.c's strided_row_block: phase-split strips through the SIMD
  * kernel): a 7x7/2 stem with bias and ReLU over more output channels than one 64-channel
