@@ -24,8 +24,9 @@ int64_t fconv_direct_filter_band_rows(const fconv_plan *plan);
 /* Whether fconv_direct_conv2d runs every output row of this layer whole, from a task's strip
  * of zero-padded input rows (few input channels; direct-conv2d.c), for the cost model. */
 int fconv_direct_conv2d_whole_rows(const fconv_plan *plan);
-/* Whether those whole rows read shifted copies of the strip's rows, every load aligned (where
- * split loads are slow and the copies fit L1; direct-conv2d.c), for the cost model. */
+/* Whether those whole rows read shifted copies of the strip's rows, every load aligned (with
+ * AVX-512 where split loads are slow and the copies fit L1; direct-conv2d.c), for the cost
+ * model. */
 int fconv_direct_conv2d_whole_rows_shifted(const fconv_plan *plan);
 /* Whether fconv_direct_conv2d runs this layer's strided rows (stride > 1 along them) through the
  * SIMD kernel from phase-split strips, for the cost model. */
