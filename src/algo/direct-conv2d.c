@@ -207,23 +207,26 @@ static int strip_fits(const fconv_plan *plan, int64_t rows_per_channel) {
     return cg * rows_per_channel <= WHOLE_STRIP_FLOATS / strip_width(plan);
 }
 
-/* The thread's strip for whole rows: row (c, i), width floats, is input row top + i of channel
- * c (of the cg from xg), its columns [lo, hi) the input's and the others the padding's zeros;
- * rows outside the image are left as they are (nothing reads them). */
+/* The thread's strip for whole rows: row (c, i) is input row top + i of channel c (of the cg
+ * from xg) as `copies` copies `stride` floats apart, copy b the `cols` columns of the
+ * zero-padded row from padded column b * dilation on (one copy: the padded row itself; several:
+ * whole_rows_shifted), columns outside the input the padding's zeros; rows outside the image
+ * are left as they are (nothing reads them). */
 static void copy_strip_rows(const fconv_conv2d_desc *d, const float *xg, int64_t cg, int64_t top, int64_t span,
-                            int64_t width, float *strip) {
+                            int64_t cols, int64_t copies, int64_t stride, float *strip) {
     for (int64_t c = 0; c < cg; c++)
         for (int64_t i = 0; i < span; i++) {
             const int64_t ih = top + i;
             if (ih >= 0 && ih < d->h)
-                fconv_copy_padded_row(strip + (c * span + i) * width, width, xg + (c * d->h + ih) * d->w, d->w,
-                                      -d->pad_left);
+                for (int64_t b = 0; b < copies; b++)
+                    fconv_copy_padded_row(strip + ((c * span + i) * copies + b) * stride, cols,
+                                          xg + (c * d->h + ih) * d->w, d->w, b * d->dilation_w - d->pad_left);
         }
 }
 
-/* Whole rows read their input from shifted copies (copy_shifted_strip_rows) where split loads
- * are slow and the copies of a task's rows fit this many floats, a core's L1 (48 KiB on Ice
- * Lake and Zen 5). A tap column b of the kernel reads its row at every output column shifted
+/* Whole rows read their input from shifted copies (S of each row, copy_strip_rows) where split
+ * loads are slow and the copies of a task's rows fit this many floats, a core's L1 (48 KiB on
+ * Ice Lake and Zen 5). A tap column b of the kernel reads its row at every output column shifted
  * by b, so all but one of every S vector loads straddle two cache lines (two load slots each
  * on Intel's cores, fconv_cpu_info); from S copies, copy b starting at column b, every load
  * is aligned. 2 threads, Ice Lake VM, 21 alternated rounds in one process, medians: 3 -> 64
@@ -244,21 +247,6 @@ static int whole_rows_shifted(const fconv_plan *plan, int64_t span) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     return fconv_cpu()->split_loads_slow && fconv_plan_isa(plan) >= FCONV_ISA_AVX512 &&
            d->c / d->groups * span * d->s * shifted_copy_stride(plan) <= SHIFTED_STRIP_FLOATS;
-}
-
-/* As copy_strip_rows, row (c, i) as S copies `stride` floats apart: copy b holds the Q
- * columns of the zero-padded row from padded column b * dilation on, so tap column b of output
- * column q reads copy b at q (the kernel's tap columns `stride` apart). */
-static void copy_shifted_strip_rows(const fconv_conv2d_desc *d, const float *xg, int64_t cg, int64_t top, int64_t span,
-                                    int64_t q, int64_t stride, float *strip) {
-    for (int64_t c = 0; c < cg; c++)
-        for (int64_t i = 0; i < span; i++) {
-            const int64_t ih = top + i;
-            if (ih >= 0 && ih < d->h)
-                for (int64_t b = 0; b < d->s; b++)
-                    fconv_copy_padded_row(strip + ((c * span + i) * d->s + b) * stride, q, xg + (c * d->h + ih) * d->w,
-                                          d->w, b * d->dilation_w - d->pad_left);
-        }
 }
 
 /* Whether a few-channel block of output rows [p0, p1) runs every column from the thread's
@@ -359,10 +347,12 @@ static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, 
     const int64_t span = whole_rows_span(d, p1 - p0), top = p0 * d->stride_h - d->pad_top;
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * ctx->plan->out_h * Q;
+    /* one copy of each padded row, its taps dilation apart; or S shifted copies of Q columns,
+     * tap column b of output column q at q in copy b: the taps a copy apart */
     const int shifted = whole_rows_shifted(ctx->plan, span);
-    const int64_t stride = shifted_copy_stride(ctx->plan);
-    if (shifted) copy_shifted_strip_rows(d, xg, cg, top, span, Q, stride, whole_strip);
-    else copy_strip_rows(d, xg, cg, top, span, width, whole_strip);
+    const int64_t copies = shifted ? d->s : 1, copy_floats = shifted ? shifted_copy_stride(ctx->plan) : width;
+    const size_t dist = (size_t)(shifted ? copy_floats : d->dilation_w);
+    copy_strip_rows(d, xg, cg, top, span, shifted ? Q : width, copies, copy_floats, whole_strip);
     strip_ring.execute = 0; /* the strip no longer holds a ring */
     for (int64_t p = p0; p < p1; p++) {
         const float *xs[ROWS_PER_CALL];
@@ -372,13 +362,12 @@ static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, 
             for (int64_t r = 0; r < d->r; r++) {
                 const int64_t i = (p - p0) * d->stride_h + r * d->dilation_h;
                 if (top + i < 0 || top + i >= d->h) continue; /* a padding row: contributes zero */
-                xs[nrows] = whole_strip + (c * span + i) * (shifted ? d->s * stride : width);
+                xs[nrows] = whole_strip + (c * span + i) * copies * copy_floats;
                 cs[nrows] = c;
                 rs[nrows++] = r;
             }
         if (nrows) /* else conv2d_task zeroes it */
-            rows_call(ctx, yn, p, k0, k1, 0, Q, xs, cs, rs, nrows, ctx->stream, 1,
-                      (size_t)(shifted ? stride : d->dilation_w));
+            rows_call(ctx, yn, p, k0, k1, 0, Q, xs, cs, rs, nrows, ctx->stream, 1, dist);
     }
     if (ctx->stream) fconv_stream_fence();
 }
