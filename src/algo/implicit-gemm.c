@@ -42,10 +42,13 @@ struct ig_geometry {
     int64_t taps;           /* C/G·R·S, kernel row major: tap (r, c, s) is (r·C/G + c)·S + s,
                                NHWC (r·S + s)·C/G + c */
     int64_t row_taps;       /* taps per kernel row, C/G·S */
-    int64_t px, nv, lanes;  /* the tile: px pixels x nv vectors of `lanes` channels */
+    int64_t px, nv, lanes;  /* the tile: up to px pixels x nv vectors of `lanes` channels */
     int64_t block;          /* channels per block, nv·lanes */
     int64_t blocks;         /* channel blocks per group, ceil(K/G / block) */
-    int64_t tiles;          /* pixel tiles per image, ceil(P·Q / px) */
+    int64_t row_tiles;      /* edged: tiles per output row, ceil(Q / px), each within its row
+                               and as wide as the others or one less; 0: px pixels a tile
+                               across the rows (the last tile fewer) */
+    int64_t tiles;          /* pixel tiles per image: P·row_tiles, or ceil(P·Q / px) */
     int64_t pass;           /* images per parallel pass: all when read in place, else as many
                                padded copies as PASS_BYTES holds (at least one) */
     int64_t chunk;          /* taps per chunk: a tile goes over its taps chunk by chunk */
@@ -95,6 +98,38 @@ static int weights_outrun_shared_cache(const struct fconv_kernels *kern, int64_t
     return weight_bytes > L2_BYTES && bytes_per_second > fconv_cpu()->shared_read_bytes_per_s;
 }
 
+/* Tiles that hold every weight vector in a register (implicit_gemm_px_registers: AVX-512 6 x
+ * 64, 10 loads a tap for 24 multiply-adds) rather than the widest (7 x 64, 17 loads for 28),
+ * on cores that issue one 512-bit load a cycle, where the wider one waits on its loads; only
+ * with whole channel blocks (the narrow tile's instances) and where a block's weights serve
+ * at least 16 tiles (each tile reads them all: on a 7^2 map the 9 narrower tiles of an image
+ * ran 0.88-0.98x the 7 wider ones). 2 threads, Ice Lake VM, both plans in one process, 15-21
+ * alternated rounds, medians: 3x3/2 with pad 1 128 x 56^2 NCHW 1.15x, NHWC 1.30x, 256 x 28^2
+ * NCHW 1.07-1.12x, NHWC 1.19-1.27x, batch 8 1.07-1.25x; the NHWC stem 1.17x; NHWC 1x1 512 ->
+ * 256 on 28^2 1.32x, 1024 -> 512 on 14^2 1.31x, 64 -> 256 on 56^2 1.12x; NCHW 1x1 8 x 512 ->
+ * 2048 and 8 x 2048 -> 512 on 7^2 1.15x. */
+static int64_t tile_pixels(const struct fconv_kernels *kern, const fconv_conv2d_desc *d, int64_t p, int64_t q,
+                           int reach, int64_t block) {
+    const int64_t narrow = (int64_t)kern->implicit_gemm_px_registers, wide = (int64_t)kern->implicit_gemm_px;
+    if (narrow >= wide || !fconv_cpu()->wide_loads_slow || (d->k / d->groups) % block != 0) return wide;
+    /* Padded layers tile each row apart (row_tiles), and a row's narrowest tile must not drop
+     * below 4 pixels: each tap reads its weight vectors, from L2 where a block's outgrow L1,
+     * for only those pixels (8 x 128 x 14^2 3x3/2, rows of 7 as 4 + 3 rather than 7: 0.63x;
+     * rows of 14 as 5 + 5 + 4 rather than 7 + 7: 1.12-1.25x). */
+    const int64_t row_tiles = (q + narrow - 1) / narrow;
+    if (reach && q / row_tiles < 4 && q >= 4) return wide;
+    return d->n * ((p * q + narrow - 1) / narrow) >= 16 ? narrow : wide;
+}
+
+/* The prepared plan's state. */
+struct ig_state {
+    int32_t *tap_offsets;  /* [taps]: c·plane + r·dh·wp + s·dw, from a group's first channel */
+    int32_t *pixel_bases;  /* [P·Q]: p·sh·wp + q·sw (edged: less pt·w + pl, the padding) */
+    float *packed;         /* plan-time weights packed, or NULL */
+    int64_t px;            /* the tile width chosen at prepare (tile_pixels), which the
+                              tables' padding offsets depend on */
+};
+
 static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     const struct fconv_kernels *kern = plan->kernels;
@@ -113,16 +148,24 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     int64_t rows = (g->p - 1) * d->stride_h + (d->r - 1) * d->dilation_h + 1;
     int64_t cols = (g->q - 1) * d->stride_w + (d->s - 1) * d->dilation_w + 1;
     const int reach = !(d->pad_top == 0 && d->pad_left == 0 && rows <= d->h && cols <= d->w);
-    g->px = (int64_t)kern->implicit_gemm_px;
+    g->nv = (int64_t)kern->implicit_gemm_nv;
+    g->lanes = (int64_t)kern->lanes;
+    g->block = g->nv * g->lanes;
+    g->blocks = (g->kg + g->block - 1) / g->block;
+    const struct ig_state *prepared = plan->algo_state;
+    g->px = prepared ? prepared->px : tile_pixels(kern, d, g->p, g->q, reach, g->block);
     /* Read in place where a tile's windows reach the padding only by whole kernel rows (tiles
-     * within one output row: Q a multiple of the tile) or by the columns of the row's first
-     * and last window: the tile leaves those rows out, the kernel those pixels' columns.
-     * Padding past a kernel's extent goes through the copy, which keeps the pixel bases near
-     * the image. */
+     * within one output row) or by the columns of the row's first and last window: the tile
+     * leaves those rows out, the kernel those pixels' columns. A row's tiles narrower than
+     * the kernel's widest need whole channel blocks (the kernel's narrow instances). Padding
+     * past a kernel's extent goes through the copy, which keeps the pixel bases near the
+     * image. */
     const int64_t extent_h = (d->r - 1) * d->dilation_h, extent_w = (d->s - 1) * d->dilation_w;
     const int64_t last_col = (g->q - 1) * d->stride_w - d->pad_left; /* the last window's first column */
-    g->edged = reach && g->q % g->px == 0 && d->pad_top <= extent_h && d->pad_bottom <= extent_h &&
-               d->pad_left <= d->stride_w && last_col - d->stride_w + extent_w < d->w && last_col >= 0;
+    const int whole_tiles = g->px == (int64_t)kern->implicit_gemm_px && g->q % g->px == 0;
+    g->edged = reach && (whole_tiles || g->kg % g->block == 0) && d->pad_top <= extent_h &&
+               d->pad_bottom <= extent_h && d->pad_left <= d->stride_w && last_col - d->stride_w + extent_w < d->w &&
+               last_col >= 0;
     g->edge_first = g->edge_last = 0;
     for (int64_t sc = 0; g->edged && sc < d->s; sc++) {
         g->edge_first += sc * d->dilation_w < d->pad_left;
@@ -135,11 +178,8 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     g->channel_step = g->nhwc ? 1 : g->hp * g->wp;
     g->taps = g->cg * d->r * d->s;
     g->row_taps = g->cg * d->s;
-    g->nv = (int64_t)kern->implicit_gemm_nv;
-    g->lanes = (int64_t)kern->lanes;
-    g->block = g->nv * g->lanes;
-    g->blocks = (g->kg + g->block - 1) / g->block;
-    g->tiles = (g->p * g->q + g->px - 1) / g->px;
+    g->row_tiles = g->edged ? (g->q + g->px - 1) / g->px : 0;
+    g->tiles = g->edged ? g->p * g->row_tiles : (g->p * g->q + g->px - 1) / g->px;
     int64_t image_bytes = g->c * g->hp * g->wp * (int64_t)sizeof(float);
     g->pass = !g->copy ? g->n : image_bytes >= PASS_BYTES ? 1 : PASS_BYTES / image_bytes < g->n ? PASS_BYTES / image_bytes : g->n;
     const int64_t weight_bytes = g->taps * g->block * (int64_t)sizeof(float);
@@ -147,6 +187,22 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
                                ? 1
                                : (weight_bytes + CHUNK_WEIGHT_BYTES - 1) / CHUNK_WEIGHT_BYTES;
     g->chunk = (g->taps + chunks - 1) / chunks;
+}
+
+/* Tile `tile` of an image: its first pixel and its pixels. A row's tiles (row_tiles) share
+ * its Q pixels as evenly as they go, the wider ones first: Q = 28 in 6-pixel tiles as 6, 6,
+ * 6, 5, 5, Q = 14 as 5, 5, 4 (a 4-pixel tile costs 8 loads a tap on AVX-512, 2 pixels 6,
+ * for 16 and 8 multiply-adds). */
+static void tile_span(const struct ig_geometry *g, int64_t tile, int64_t *pix0, int64_t *npix) {
+    if (!g->row_tiles) {
+        *pix0 = tile * g->px;
+        *npix = g->p * g->q - *pix0 < g->px ? g->p * g->q - *pix0 : g->px;
+        return;
+    }
+    const int64_t row = tile / g->row_tiles, col = tile % g->row_tiles;
+    const int64_t base = g->q / g->row_tiles, wider = g->q % g->row_tiles;
+    *pix0 = row * g->q + col * base + (col < wider ? col : wider);
+    *npix = base + (col < wider);
 }
 
 /* Output channels of channel block b (the last one may hold fewer than a block). */
@@ -252,9 +308,10 @@ static double store_seconds_per_output(const struct ig_geometry *g) {
 }
 
 /*
- * Seconds: the tiles' multiply-adds (whole tiles and channel vectors, padding lanes included)
- * at the ISA's rate (tile_flops_per_second), plus the copy into the padded image and the
- * transposing stores (store_seconds_per_output).
+ * Seconds: the tiles' multiply-adds (whole channel vectors, padding lanes included; a partial
+ * block's last tile as a whole one) at the ISA's rate (tile_flops_per_second: the narrower
+ * tile where 512-bit loads issue one a cycle runs near it, the wider one there below), plus
+ * the copy into the padded image and the transposing stores (store_seconds_per_output).
  */
 static double ig_cost(const fconv_plan *plan) {
     struct ig_geometry g;
@@ -263,8 +320,9 @@ static double ig_cost(const fconv_plan *plan) {
     const double rate = tile_flops_per_second(kern);
     double vectors = 0.0;
     for (int64_t b = 0; b < g.blocks; b++) vectors += (double)block_vectors(&g, b);
-    double macs = (double)g.n * (double)g.groups * (double)g.tiles * (double)g.px * vectors * (double)g.lanes *
-                  (double)g.taps;
+    /* whole channel blocks take narrow tiles for the pixels past the last whole one */
+    const double pixels = g.kg % g.block == 0 ? (double)(g.p * g.q) : (double)(g.tiles * g.px);
+    double macs = (double)g.n * (double)g.groups * pixels * vectors * (double)g.lanes * (double)g.taps;
     double outputs = (double)g.n * (double)g.k * (double)(g.p * g.q);
     double copy = g.copy ? fconv_stream_seconds(8.0 * (double)(g.c * g.hp * g.wp)) * (double)g.n : 0.0;
     double threads = plan->threads > 1 ? plan->threads : 1;
@@ -272,12 +330,6 @@ static double ig_cost(const fconv_plan *plan) {
 }
 
 /* ---- plan state ------------------------------------------------------------------------ */
-
-struct ig_state {
-    int32_t *tap_offsets;  /* [taps]: c·plane + r·dh·wp + s·dw, from a group's first channel */
-    int32_t *pixel_bases;  /* [P·Q]: p·sh·wp + q·sw (edged: less pt·w + pl, the padding) */
-    float *packed;         /* plan-time weights packed, or NULL */
-};
 
 /* The tap of kernel row r, input channel c (of the group) and kernel column sc, in the tables'
  * order: (r, c, sc), NHWC (r, sc, c). */
@@ -322,6 +374,7 @@ static fconv_status ig_prepare(fconv_plan *plan) {
     ig_geometry(plan, &g);
     struct ig_state *s = calloc(1, sizeof *s);
     if (!s) return fconv_fail(FCONV_ENOMEM, "implicit-gemm: out of memory for the plan state");
+    s->px = g.px;
     plan->algo_state = s;
     s->tap_offsets = malloc((size_t)g.taps * sizeof(int32_t));
     s->pixel_bases = malloc((size_t)(g.p * g.q) * sizeof(int32_t));
@@ -440,12 +493,14 @@ static float *block_output(const struct tile_ctx *tc, const struct block_args *b
 static void tile_task(const struct tile_ctx *tc, const struct block_args *ba, int64_t image, int64_t tile,
                       int64_t chunk, float *sums) {
     const struct ig_geometry *g = tc->g;
-    const int64_t pixels = g->p * g->q, pix0 = tile * g->px;
-    const int64_t npix = pixels - pix0 < g->px ? pixels - pix0 : g->px;
+    const int64_t pixels = g->p * g->q;
+    int64_t pix0, npix;
+    tile_span(g, tile, &pix0, &npix);
     const float *xg = block_input(tc, ba, image);
     const float *bases[FCONV_IMPLICIT_GEMM_PX_MAX];
     const int32_t *pixel_bases = tc->s->pixel_bases + pix0;
-    for (int64_t e = 0; e < g->px; e++) /* past the last pixel: repeat it, its sums are not stored */
+    for (int64_t e = 0; e < (int64_t)tc->kern->implicit_gemm_px; e++) /* past the last pixel: repeat it,
+                                                                         its sums are not stored */
         bases[e] = xg + pixel_bases[e < npix ? e : npix - 1];
     /* Kernel rows [r0, r1) read inside the image for some output row of the tile: the
      * others lie in the padding (the copy's zero rows) and are left out (with pad 1 the top
@@ -479,7 +534,7 @@ static void tile_task(const struct tile_ctx *tc, const struct block_args *ba, in
         const size_t column_taps = g->nhwc ? (size_t)g->cg : 1, group = g->nhwc ? (size_t)g->row_taps : (size_t)d->s;
         edges = (struct fconv_implicit_gemm_edges){
             group, pix0 % g->q == 0 ? (size_t)g->edge_first * column_taps : 0,
-            (pix0 + g->px) % g->q == 0 ? (size_t)g->edge_last * column_taps : 0, (size_t)t0 % group};
+            (pix0 + npix) % g->q == 0 ? (size_t)g->edge_last * column_taps : 0, (size_t)t0 % group};
     }
     tc->kern->implicit_gemm_tile((size_t)(t1 - t0), bases, tc->s->tap_offsets + t0, ba->w + t0 * ba->nv * g->lanes,
                                  (size_t)ba->nv, block_output(tc, ba, image, pix0),
@@ -495,12 +550,13 @@ static void tile_task(const struct tile_ctx *tc, const struct block_args *ba, in
 static void tiles_task(const struct tile_ctx *tc, const struct block_args *ba, int64_t image, int64_t tile,
                        int64_t count) {
     const struct ig_geometry *g = tc->g;
-    const int64_t pix0 = tile * g->px;
+    int64_t pix0, npix;
+    tile_span(g, tile, &pix0, &npix);
     tc->kern->implicit_gemm_tiles((size_t)count, (size_t)g->taps, block_input(tc, ba, image),
                                   tc->s->pixel_bases + pix0, tc->s->tap_offsets, ba->w, (size_t)ba->nv,
                                   block_output(tc, ba, image, pix0), (size_t)(g->px * (g->nhwc ? g->k : 1)),
                                   g->nhwc ? (size_t)g->k : (size_t)(g->p * g->q), g->nhwc, (size_t)ba->nch, ba->bias,
-                                  tc->relu, tc->streams);
+                                  tc->relu, tc->streams, (size_t)g->px);
 }
 
 struct share_ctx {
@@ -510,28 +566,30 @@ struct share_ctx {
 };
 
 /* How many tiles from `tile` on (at most `limit`) read their input over all their taps with
- * nothing left out, so one call can run them (tiles_task): with neither a copy nor edges,
- * every whole tile of the image; in a padded layer, the tiles whose output rows read no
- * padding row (tile_task would cut no kernel row), edged ones also neither a row's first
- * tile nor its last where their windows reach the padding's columns. One chunk of taps only.
- * 0: `tile` takes tile_task. */
+ * nothing left out, px pixels each, so one call can run them (tiles_task): with neither a
+ * copy nor edges, every whole tile of the image; in a padded layer, the tiles whose output
+ * rows read no padding row (tile_task would cut no kernel row), edged ones also neither a
+ * row's first tile nor its last where their windows reach the padding's columns, nor its
+ * narrower ones, and one row's at a time. One chunk of taps only. 0: `tile` takes tile_task. */
 static int64_t run_length(const struct ig_geometry *g, const fconv_conv2d_desc *d, int64_t tile, int64_t limit) {
     const int64_t whole = g->p * g->q / g->px, room = whole - tile < limit ? whole - tile : limit;
-    if (g->chunk < g->taps || room <= 0) return 0;
-    if (!g->copy && !g->edged) return room;
+    if (g->chunk < g->taps) return 0;
+    if (!g->copy && !g->edged) return room > 0 ? room : 0;
     /* output rows [lo, hi] read rows inside the image for every kernel row */
     int64_t lo = 0, hi = g->p - 1;
     while (lo <= hi && lo * d->stride_h - d->pad_top < 0) lo++;
     while (hi >= lo && hi * d->stride_h - d->pad_top + (d->r - 1) * d->dilation_h >= g->h) hi--;
-    const int64_t pix0 = tile * g->px;
-    if (hi < lo || pix0 < lo * g->q) return 0;
-    int64_t end = (hi + 1) * g->q / g->px; /* tiles wholly inside those rows */
-    if (g->edged) { /* a tile lies within one row (q is a multiple of px) */
-        const int64_t per_row = g->q / g->px, col = tile % per_row;
-        if (col == 0 && g->edge_first) return 0;
-        const int64_t row_end = tile - col + per_row - (g->edge_last ? 1 : 0);
-        end = row_end < end ? row_end : end;
+    if (g->edged) { /* a row's tiles, the wider first (tile_span) */
+        const int64_t row = tile / g->row_tiles, col = tile % g->row_tiles;
+        const int64_t base = g->q / g->row_tiles, wider = g->q % g->row_tiles;
+        int64_t end = wider ? (base + 1 == g->px ? wider : 0) : (base == g->px ? g->row_tiles : 0);
+        if (end == g->row_tiles && g->edge_last) end--;
+        if (row < lo || row > hi || (col == 0 && g->edge_first) || col >= end) return 0;
+        return end - col < limit ? end - col : limit;
     }
+    const int64_t pix0 = tile * g->px;
+    if (room <= 0 || hi < lo || pix0 < lo * g->q) return 0;
+    const int64_t end = (hi + 1) * g->q / g->px; /* tiles wholly inside those rows */
     return end - tile < room ? end - tile : room;
 }
 

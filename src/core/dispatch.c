@@ -37,7 +37,7 @@ static const struct fconv_kernels kernels_scalar = {
     .fft_cols_forward = fconv_fft_cols_forward_kernel__scalar,
     .fft_cols_inverse = fconv_fft_cols_inverse_kernel__scalar,
     .implicit_gemm_tile = fconv_implicit_gemm_tile__scalar, .implicit_gemm_tiles = fconv_implicit_gemm_tiles__scalar,
-    .implicit_gemm_px = 4, .implicit_gemm_nv = 4, .lanes = 1,
+    .implicit_gemm_px = 4, .implicit_gemm_nv = 4, .implicit_gemm_px_registers = 4, .lanes = 1,
     .transpose = fconv_transpose__scalar,
 };
 #ifdef FCONV_HAVE_AVX2_KERNELS
@@ -66,7 +66,7 @@ static const struct fconv_kernels kernels_avx2 = {
     .fft_cols_forward = fconv_fft_cols_forward_kernel__avx2,
     .fft_cols_inverse = fconv_fft_cols_inverse_kernel__avx2,
     .implicit_gemm_tile = fconv_implicit_gemm_tile__avx2, .implicit_gemm_tiles = fconv_implicit_gemm_tiles__avx2,
-    .implicit_gemm_px = 6, .implicit_gemm_nv = 2, .lanes = 8,
+    .implicit_gemm_px = 6, .implicit_gemm_nv = 2, .implicit_gemm_px_registers = 6, .lanes = 8,
     .transpose = fconv_transpose__avx2,
 };
 #endif
@@ -99,7 +99,7 @@ static const struct fconv_kernels kernels_avx512 = {
     .fft_cols_forward = fconv_fft_cols_forward_kernel__avx512,
     .fft_cols_inverse = fconv_fft_cols_inverse_kernel__avx512,
     .implicit_gemm_tile = fconv_implicit_gemm_tile__avx512, .implicit_gemm_tiles = fconv_implicit_gemm_tiles__avx512,
-    .implicit_gemm_px = 7, .implicit_gemm_nv = 4, .lanes = 16,
+    .implicit_gemm_px = 7, .implicit_gemm_nv = 4, .implicit_gemm_px_registers = 6, .lanes = 16,
     .transpose = fconv_transpose__avx512,
 };
 #endif
@@ -142,7 +142,8 @@ static fconv_isa isa_from_name(const char *s) {
  * the table's, so a kernel retuned alone would leave outputs unwritten (a trial with 6-pixel
  * AVX-512 tiles did, and the tests caught it only as wrong sums). */
 #define ASSERT_TILE_SHAPE(t, isa) \
-    assert((t).implicit_gemm_px == fconv_implicit_gemm_px__##isa() && (t).implicit_gemm_nv == fconv_implicit_gemm_nv__##isa())
+    assert((t).implicit_gemm_px == fconv_implicit_gemm_px__##isa() && (t).implicit_gemm_nv == fconv_implicit_gemm_nv__##isa() && \
+           (t).implicit_gemm_px_registers == fconv_implicit_gemm_px_registers__##isa())
 
 static void init_isa(void) {
     ASSERT_TILE_SHAPE(kernels_scalar, scalar);

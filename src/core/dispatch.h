@@ -272,9 +272,9 @@ typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps
  * channels_last: y[i*y_stride + j] instead (an NHWC output: a pixel's channels side by side).
  * edges (NULL: every pixel sums every tap): the taps come in groups of edges->group (the
  * first one entered at edges->phase), and the sum of pixel 0 leaves out the first
- * edges->first taps of each group, that of pixel px-1 the last edges->last: the kernel
- * columns a row's first and last
- * windows have in the padding, so that the image is read in place with no zero-padded copy.
+ * edges->first taps of each group, that of pixel npix-1 the last edges->last: the kernel
+ * columns a row's first and last windows have in the padding, so that the image is read in
+ * place with no zero-padded copy. With edges, npix < px needs nv = implicit_gemm_nv.
  */
 #define FCONV_IMPLICIT_GEMM_PX_MAX 8 /* the largest implicit_gemm_px of any table */
 enum { FCONV_IG_INPUT_STREAMS = 1, FCONV_IG_OUTPUT_STREAMS = 2, FCONV_IG_WEIGHT_STREAMS = 4 };
@@ -288,15 +288,15 @@ typedef void (*fconv_implicit_gemm_tile_fn)(size_t taps, const float *const *x, 
                                             const struct fconv_implicit_gemm_edges *edges, const float *acc_in,
                                             float *acc_out);
 
-/* A run of `tiles` whole tiles of the tile above, each over all `taps` with no edges and no
- * chunks: pixel e of tile j reads at x + pixel_bases[j*px + e] (px = implicit_gemm_px) and
- * its sums go to y + j*y_tile_step, laid out as the tile's y (y_stride, channels_last, nch
- * channels). The same sums as one tile call per tile, without the driver's work per tile
- * (a 1x1 layer's tile of 64 taps is ~1000 cycles). */
+/* A run of `tiles` tiles of px pixels each (implicit_gemm_px, or implicit_gemm_px_registers
+ * with nv = implicit_gemm_nv), each over all `taps` with no edges and no chunks: pixel e of
+ * tile j reads at x + pixel_bases[j*px + e] and its sums go to y + j*y_tile_step, laid out as
+ * the tile's y (y_stride, channels_last, nch channels). The same sums as one tile call per
+ * tile, without the driver's work per tile (a 1x1 layer's tile of 64 taps is ~1000 cycles). */
 typedef void (*fconv_implicit_gemm_tiles_fn)(size_t tiles, size_t taps, const float *x, const int32_t *pixel_bases,
                                              const int32_t *off, const float *w, size_t nv, float *y,
                                              size_t y_tile_step, size_t y_stride, int channels_last, size_t nch,
-                                             const float *bias, int relu, unsigned streams);
+                                             const float *bias, int relu, unsigned streams, size_t px);
 
 /* Transpose (kernels/layout/transpose.c): dst[j*ld_dst + i] = src[i*ld_src + j] for i < rows,
  * j < cols (conv2d's NHWC tensors to NCHW and back: a pixel's channels, a row of src, become
@@ -335,6 +335,8 @@ struct fconv_kernels {
     fconv_implicit_gemm_tile_fn implicit_gemm_tile;
     fconv_implicit_gemm_tiles_fn implicit_gemm_tiles;
     size_t implicit_gemm_px, implicit_gemm_nv; /* its register tile */
+    size_t implicit_gemm_px_registers;         /* the widest tile with every weight vector in a
+                                                  register (<= implicit_gemm_px) */
     fconv_transpose_fn transpose;
     size_t lanes;                     /* VF_LANES: segments per fft-rows call */
 };
@@ -438,8 +440,9 @@ void fconv_wino_rows_product_shuffled_kernel__avx512(float *y, size_t y_kstride,
     void fconv_implicit_gemm_tiles__##isa(size_t tiles, size_t taps, const float *x, const int32_t *pixel_bases, \
                                           const int32_t *off, const float *w, size_t nv, float *y,            \
                                           size_t y_tile_step, size_t y_stride, int channels_last, size_t nch, \
-                                          const float *bias, int relu, unsigned streams);                     \
+                                          const float *bias, int relu, unsigned streams, size_t px);          \
     size_t fconv_implicit_gemm_px__##isa(void);                                                               \
+    size_t fconv_implicit_gemm_px_registers__##isa(void);                                                     \
     size_t fconv_implicit_gemm_nv__##isa(void);
 FCONV_DECLARE_IMPLICIT_GEMM(scalar)
 FCONV_DECLARE_IMPLICIT_GEMM(avx2)

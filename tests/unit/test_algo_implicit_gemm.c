@@ -370,6 +370,72 @@ static void test_narrow_tiles(void) {
     check_layer((fconv_conv2d_desc){.n = 1, .c = 5000, .h = 1, .w = 5, .k = 64, .r = 1, .s = 1, .has_bias = 1});
 }
 
+/* y of layer d on 2 threads, weights at plan time; *workspace its bytes, *ny its floats. */
+static float *run_layer(const fconv_conv2d_desc *d, const float *x, const float *w, size_t *workspace, size_t *ny) {
+    fconv_plan *p;
+    if (fconv_plan_conv2d(d, &(fconv_options){.algo = FCONV_ALGO_IMPLICIT_GEMM, .threads = 2}, w, NULL, &p) !=
+        FCONV_OK) {
+        CHECKF(0, "%s", fconv_last_error());
+        return NULL;
+    }
+    *workspace = fconv_plan_workspace_size(p);
+    *ny = (size_t)fconv_plan_output_elements(p);
+    float *y = malloc(*ny * sizeof *y);
+    CHECK(fconv_execute(p, x, NULL, NULL, y) == FCONV_OK);
+    fconv_plan_destroy(p);
+    return y;
+}
+
+/* Tiles as wide as the tile that holds every weight vector in registers (where 512-bit loads
+ * issue one a cycle: AVX-512 6 pixels rather than 7) and edged rows that are not a whole
+ * number of tiles (each row's tiles then as even as they go: Q = 28 as 6, 6, 6, 5, 5 or as
+ * 7 x 4, Q = 14, 7, 37 and 2): every output the same bits with the CPU figure set either way,
+ * against the reference, read in place where the channel blocks are whole (no workspace),
+ * through the padded copy where they are not (70 channels, Q = 37) and where one window
+ * reaches both sides' padding (Q = 1). */
+static void test_row_tiles(void) {
+    fconv_cpu_info *cpu = test_cpu_figures();
+    const int saved = cpu->wide_loads_slow;
+    const fconv_conv2d_desc layers[] = {
+        {.n = 1, .c = 24, .h = 56, .w = 56, .k = 64, .r = 3, .s = 3, .stride_h = 2, .stride_w = 2, .pad_top = 1,
+         .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
+        {.n = 2, .c = 16, .h = 28, .w = 28, .k = 128, .r = 3, .s = 3, .stride_h = 2, .stride_w = 2, .pad_top = 1,
+         .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
+        {.n = 4, .c = 8, .h = 14, .w = 14, .k = 64, .r = 3, .s = 3, .stride_h = 2, .stride_w = 2, .pad_top = 1,
+         .pad_left = 1, .pad_bottom = 1, .pad_right = 1},
+        {.n = 1, .c = 5, .h = 20, .w = 37, .k = 64, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1},
+        {.n = 3, .c = 4, .h = 40, .w = 2, .k = 64, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1},
+        {.n = 2, .c = 4, .h = 50, .w = 1, .k = 64, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1},
+        {.n = 1, .c = 5, .h = 20, .w = 37, .k = 70, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1},
+    };
+    const int in_place[] = {1, 1, 1, 1, 1, 0, 0};
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
+        for (int l = 0; l < 2; l++) {
+            fconv_conv2d_desc d = layers[i];
+            d.layout = l ? FCONV_LAYOUT_NHWC : FCONV_LAYOUT_NCHW;
+            float *x = random_array(d.n * d.c * d.h * d.w), *w = random_array(d.k * d.c * d.r * d.s), *y[2];
+            size_t bytes[2], ny = 0;
+            for (int slow = 0; slow < 2; slow++) {
+                cpu->wide_loads_slow = slow;
+                y[slow] = run_layer(&d, x, w, &bytes[slow], &ny);
+                check_layer_in(d);
+                CHECKF((bytes[slow] == 0) == in_place[i], "layer %zu layout %d slow %d: %zu bytes of workspace",
+                       i, l, slow, bytes[slow]);
+            }
+            CHECKF(y[0] && y[1] && memcmp(y[0], y[1], ny * sizeof(float)) == 0,
+                   "layer %zu layout %d: the tile widths' sums differ", i, l);
+            free(x);
+            free(w);
+            free(y[0]);
+            free(y[1]);
+        }
+    cpu->wide_loads_slow = saved;
+}
+
 int main(void) {
     test_init();
     fconv_algo_info info;
@@ -381,6 +447,7 @@ int main(void) {
     TEST(test_tap_chunks);
     TEST(test_wide_kernel_chunks);
     TEST(test_narrow_tiles);
+    TEST(test_row_tiles);
     TEST(test_workspace);
     return test_finish();
 }

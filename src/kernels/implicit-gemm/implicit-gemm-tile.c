@@ -17,19 +17,34 @@
 #include "simd/vec.h"
 
 /* The tile: IG_PX pixels x IG_NV vectors of channels, IG_PX * IG_NV accumulators plus IG_NV
- * weight vectors and a broadcast in the ISA's registers. In a standalone prototype on one Zen
- * 4 core (a 512 -> 512 3x3 stride-2 layer on 14^2), 7 x 4 on AVX-512 ran at 116 GFLOP/s,
- * 6 x 4 at 99, 7 x 3 at 112, 8 x 3 at 99. */
+ * weight vectors and a broadcast in the ISA's IG_REGISTERS vector registers. In a standalone
+ * prototype on one Zen 4 core (a 512 -> 512 3x3 stride-2 layer on 14^2), 7 x 4 on AVX-512 ran
+ * at 116 GFLOP/s, 6 x 4 at 99, 7 x 3 at 112, 8 x 3 at 99. */
 #if VF_LANES == 1
 #define IG_PX 4
 #define IG_NV 4
+#define IG_REGISTERS 64 /* scalar: the compiler's business */
 #elif VF_LANES == 16
 #define IG_PX 7
 #define IG_NV 4
+#define IG_REGISTERS 32
 #else
 #define IG_PX 6
 #define IG_NV 2
+#define IG_REGISTERS 16
 #endif
+
+/* Weight vectors a tile of np pixels holds in registers (IG_NV: all); the others are each
+ * FMA's memory operand (fma_mem, below). */
+#define MEM_VECTORS(np) ((np) * IG_NV + IG_NV + 1 > IG_REGISTERS ? IG_NV - 1 : IG_NV)
+
+/* The widest tile that holds all its weight vectors in registers: AVX-512 6 x 4 (24
+ * accumulators, 4 weights, a broadcast), 10 loads a tap for 24 multiply-adds where 7 x 4 has
+ * 17 for 28 (its fourth weight vector read by each of its 7 FMAs). On cores that issue one
+ * 512-bit load a cycle (fconv_cpu_info.wide_loads_slow) 7 x 4 waits on loads and the driver
+ * tiles by this width instead (docs/algorithms/implicit-gemm.md). */
+#define IG_PX_REGISTERS ((IG_REGISTERS - IG_NV - 1) / IG_NV < IG_PX ? (IG_REGISTERS - IG_NV - 1) / IG_NV : IG_PX)
+_Static_assert(MEM_VECTORS(IG_PX_REGISTERS) == IG_NV, "IG_PX_REGISTERS holds its weights in registers");
 
 /* Where the sums go: pixel i of channel j at y[j*stride + i] (channels_last: y[i*stride + j])
  * for i < npix, j < nch, bias[j] added (bias may be NULL), then max(0, .) if relu;
@@ -104,20 +119,17 @@ enum { PREFETCH_PLANES, PREFETCH_PLANES_STREAMS, PREFETCH_PIXELS, PREFETCH_PIXEL
 
 _Static_assert(IG_PX <= 8 && IG_PX <= FCONV_IMPLICIT_GEMM_PX_MAX, "the transposing store takes up to 8 pixel rows");
 
-/* Weight vectors held in registers; the others are each FMA's memory operand. AVX-512's 7 x 4
- * tile needs 28 accumulators + 4 weights + a broadcast, one register more than there are:
- * GCC kept an accumulator on the stack, a load, FMA and store per tap in one chain. Reading
- * the fourth weight vector from L1 in each of its 7 FMAs instead (the asm: a plain load
- * would be shared and held in a register): 1 thread, Zen 5, 1024 -> 512 1x1 on 14^2 1.16 ->
- * 1.06 ms, 512 x 14^2 3x3/2 1.29 -> 1.23. */
+/* AVX-512's 7 x 4 tile needs 28 accumulators + 4 weights + a broadcast, one register more
+ * than there are: GCC kept an accumulator on the stack, a load, FMA and store per tap in one
+ * chain. Reading the fourth weight vector from L1 in each of its 7 FMAs instead (the asm: a
+ * plain load would be shared and held in a register): 1 thread, Zen 5, 1024 -> 512 1x1 on
+ * 14^2 1.16 -> 1.06 ms, 512 x 14^2 3x3/2 1.29 -> 1.23. */
 #if VF_LANES == 16
-#define MEM_V 3
 static ALWAYS_INLINE vf fma_mem(vf b, const float *p, vf a) {
     __asm__("vfmadd231ps %[w], %[b], %[a]" : [a] "+v"(a) : [b] "v"(b), [w] "m"(*(const vf *)p));
     return a;
 }
 #else
-#define MEM_V IG_NV
 static ALWAYS_INLINE vf fma_mem(vf b, const float *p, vf a) { return vf_fma(b, vf_load(p), a); }
 #endif
 
@@ -146,26 +158,28 @@ static ALWAYS_INLINE void tap_step(vf acc[IG_PX][IG_NV], const int nv, const int
                                                  as an integer, as no pointer may point there */
         UNROLLED (int v = 0; v < nv; v++)
             __builtin_prefetch((const void *)((uintptr_t)wt + (WEIGHT_PREFETCH_TAPS * width + (size_t)v * VF_LANES) * sizeof(float)), 0, 3);
-    UNROLLED (int v = 0; v < nv; v++) if (v < MEM_V) wv[v] = vf_load(wt + (size_t)v * VF_LANES);
+    const int mem_v = MEM_VECTORS(np);
+    UNROLLED (int v = 0; v < nv; v++) if (v < mem_v) wv[v] = vf_load(wt + (size_t)v * VF_LANES);
     UNROLLED (int i = i0; i < i1; i++) {
         const vf xv = vf_set1(xs[i][ot]);
         UNROLLED (int v = 0; v < nv; v++)
-            acc[i][v] = v < MEM_V ? vf_fma(xv, wv[v], acc[i][v]) : fma_mem(xv, wt + (size_t)v * VF_LANES, acc[i][v]);
+            acc[i][v] = v < mem_v ? vf_fma(xv, wv[v], acc[i][v]) : fma_mem(xv, wt + (size_t)v * VF_LANES, acc[i][v]);
     }
 }
 
-/* Tap t, column s of its group, on an edged tile: pixel 0 leaves out the group's first
- * `first` taps, the last pixel those from `last_from` on. */
-static ALWAYS_INLINE void edged_tap_step(vf acc[IG_PX][IG_NV], const int nv, const int prefetch, size_t t, size_t s,
-                                         size_t first, size_t last_from, size_t taps, const float *const *xs,
-                                         const int32_t *restrict off, const float *restrict w, size_t width) {
+/* Tap t, column s of its group, on an edged tile of np pixels: pixel 0 leaves out the
+ * group's first `first` taps, pixel np - 1 those from `last_from` on. */
+static ALWAYS_INLINE void edged_tap_step(vf acc[IG_PX][IG_NV], const int nv, const int np, const int prefetch,
+                                         size_t t, size_t s, size_t first, size_t last_from, size_t taps,
+                                         const float *const *xs, const int32_t *restrict off,
+                                         const float *restrict w, size_t width) {
     if (s < first) {
-        if (s >= last_from) tap_step(acc, nv, IG_PX, prefetch, t, 1, IG_PX - 1, taps, xs, off, w, width);
-        else tap_step(acc, nv, IG_PX, prefetch, t, 1, IG_PX, taps, xs, off, w, width);
+        if (s >= last_from) tap_step(acc, nv, np, prefetch, t, 1, np - 1, taps, xs, off, w, width);
+        else tap_step(acc, nv, np, prefetch, t, 1, np, taps, xs, off, w, width);
     } else if (s >= last_from) {
-        tap_step(acc, nv, IG_PX, prefetch, t, 0, IG_PX - 1, taps, xs, off, w, width);
+        tap_step(acc, nv, np, prefetch, t, 0, np - 1, taps, xs, off, w, width);
     } else {
-        tap_step(acc, nv, IG_PX, prefetch, t, 0, IG_PX, taps, xs, off, w, width);
+        tap_step(acc, nv, np, prefetch, t, 0, np, taps, xs, off, w, width);
     }
 }
 
@@ -192,12 +206,12 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int np, const int prefet
                                                          3-tap groups 4% of a 3x3/2 layer) */
             for (size_t g = 0; g < taps; g += group)
                 for (size_t s = 0; s < group; s++)
-                    edged_tap_step(acc, nv, prefetch, g + s, s, first, last_from, taps, xs, off, w, width);
+                    edged_tap_step(acc, nv, np, prefetch, g + s, s, first, last_from, taps, xs, off, w, width);
         } else {
             for (size_t g = 0, s0 = edges->phase; g < taps; g += group - s0, s0 = 0) {
                 const size_t s1 = taps - g < group - s0 ? s0 + (taps - g) : group;
                 for (size_t s = s0; s < s1; s++)
-                    edged_tap_step(acc, nv, prefetch, g + s - s0, s, first, last_from, taps, xs, off, w, width);
+                    edged_tap_step(acc, nv, np, prefetch, g + s - s0, s, first, last_from, taps, xs, off, w, width);
             }
         }
     }
@@ -289,16 +303,22 @@ enum { EDGED_PIXELS, EDGED_PLANES, EDGED_STREAMS, PIXELS, PIXELS_WEIGHTS, PLANES
     {whole_edged_pixels_##nv, whole_edged_planes_##nv, whole_edged_streams_##nv, whole_pixels_##nv,          \
      whole_pixels_weights_##nv, whole_streams_##nv, whole_planes_##nv}
 
-/* A narrow tile (fewer pixels than the tile holds) with whole channel blocks and no edges:
- * only its npix pixels' multiply-adds, not a whole tile's with the last pixel repeated
- * (Winograd's channels-last products: 4 tiles on a 7^2 map ran 7 columns; 1 x 512 x 7^2
- * 1.05-1.12x in 5 pairs). */
+/* A narrow tile (fewer pixels than the tile holds) with whole channel blocks: only its npix
+ * pixels' multiply-adds, not a whole tile's with the last pixel repeated (Winograd's
+ * channels-last products: 4 tiles on a 7^2 map ran 7 columns; 1 x 512 x 7^2 1.05-1.12x in 5
+ * pairs), and its last pixel the one an edged tile's right edge applies to. The driver's
+ * IG_PX_REGISTERS-wide tiles are narrow ones. */
 #define NARROW_FNS(np)                                                                                     \
+    TILE_FN(narrow_edged_pixels_##np, IG_NV, np, PREFETCH_PIXELS, 1)                                       \
+    TILE_FN(narrow_edged_planes_##np, IG_NV, np, PREFETCH_PLANES, 1)                                       \
+    TILE_FN(narrow_edged_streams_##np, IG_NV, np, PREFETCH_PLANES_STREAMS, 1)                              \
     TILE_FN(narrow_pixels_##np, IG_NV, np, PREFETCH_PIXELS, 0)                                             \
     TILE_FN(narrow_pixels_weights_##np, IG_NV, np, PREFETCH_PIXELS_WEIGHTS, 0)                             \
     TILE_FN(narrow_streams_##np, IG_NV, np, PREFETCH_PLANES_STREAMS, 0)                                    \
     TILE_FN(narrow_planes_##np, IG_NV, np, PREFETCH_PLANES, 0)
-#define NARROW_ROW(np) {NULL, NULL, NULL, narrow_pixels_##np, narrow_pixels_weights_##np, narrow_streams_##np, narrow_planes_##np}
+#define NARROW_ROW(np)                                                                                     \
+    {narrow_edged_pixels_##np, narrow_edged_planes_##np, narrow_edged_streams_##np, narrow_pixels_##np,      \
+     narrow_pixels_weights_##np, narrow_streams_##np, narrow_planes_##np}
 
 WHOLE_FNS(1)
 #if IG_NV >= 2
@@ -350,7 +370,8 @@ static const tile_instance narrow_tiles[IG_PX - 1][TILE_MODES] = {
 #endif
 };
 
-/* A run of whole tiles, all taps, no edges (fconv_implicit_gemm_tiles_fn). */
+/* A run of tiles of px pixels (IG_PX or IG_PX_REGISTERS), all taps, no edges
+ * (fconv_implicit_gemm_tiles_fn). */
 struct tiles_call {
     size_t tiles, taps;
     const float *x;
@@ -361,20 +382,21 @@ struct tiles_call {
 };
 
 /* The run's tiles in one function per shape and prefetch, as TILE_FN's instances are. */
-#define TILES_FN(name, nv, prefetch)                                                                       \
+#define TILES_FN(name, nv, np, prefetch)                                                                   \
     static __attribute__((noinline)) void name(const struct tiles_call *c) {                               \
         struct tile_out o = c->o;                                                                          \
         for (size_t j = 0; j < c->tiles; j++, o.y += c->y_step) {                                          \
             const float *xs[IG_PX];                                                                        \
-            UNROLLED (int e = 0; e < IG_PX; e++) xs[e] = c->x + c->pixel_bases[j * IG_PX + (size_t)e];     \
-            tile_sums(nv, IG_PX, prefetch, 0, c->taps, xs, c->off, c->w, NULL, NULL, NULL, &o);            \
+            UNROLLED (int e = 0; e < IG_PX; e++)                                                           \
+                xs[e] = c->x + c->pixel_bases[j * (np) + (size_t)(e < (np) ? e : (np) - 1)];               \
+            tile_sums(nv, np, prefetch, 0, c->taps, xs, c->off, c->w, NULL, NULL, NULL, &o);               \
         }                                                                                                  \
     }
 typedef void (*tiles_instance)(const struct tiles_call *c);
 #define RUN_FNS(nv)                                                                                        \
-    TILES_FN(run_pixels_##nv, nv, PREFETCH_PIXELS)                                                         \
-    TILES_FN(run_streams_##nv, nv, PREFETCH_PLANES_STREAMS)                                                \
-    TILES_FN(run_planes_##nv, nv, PREFETCH_PLANES)
+    TILES_FN(run_pixels_##nv, nv, IG_PX, PREFETCH_PIXELS)                                                  \
+    TILES_FN(run_streams_##nv, nv, IG_PX, PREFETCH_PLANES_STREAMS)                                         \
+    TILES_FN(run_planes_##nv, nv, IG_PX, PREFETCH_PLANES)
 #define RUN_ROW(nv) {run_planes_##nv, run_streams_##nv, run_pixels_##nv}
 
 RUN_FNS(1)
@@ -402,6 +424,16 @@ static const tiles_instance run_tiles[IG_NV][3] = {
 #endif
 };
 
+/* Runs of the narrower IG_PX_REGISTERS-wide tiles, whole channel blocks only (the driver
+ * tiles by that width only where every block is whole). */
+#if IG_PX_REGISTERS < IG_PX
+TILES_FN(run_registers_pixels, IG_NV, IG_PX_REGISTERS, PREFETCH_PIXELS)
+TILES_FN(run_registers_streams, IG_NV, IG_PX_REGISTERS, PREFETCH_PLANES_STREAMS)
+TILES_FN(run_registers_planes, IG_NV, IG_PX_REGISTERS, PREFETCH_PLANES)
+static const tiles_instance run_registers_tiles[3] = {run_registers_planes, run_registers_streams,
+                                                      run_registers_pixels};
+#endif
+
 /* How a call's tiles prefetch (the weights' only where `weights` allows it). */
 static int prefetch_mode(int channels_last, unsigned streams, int weights) {
     return channels_last ? (weights && streams & FCONV_IG_WEIGHT_STREAMS ? PREFETCH_PIXELS_WEIGHTS : PREFETCH_PIXELS)
@@ -413,12 +445,20 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tiles)(size_t tiles, size_t taps, cons
                                                  const int32_t *pixel_bases, const int32_t *off, const float *w,
                                                  size_t nv, float *y, size_t y_tile_step, size_t y_stride,
                                                  int channels_last, size_t nch, const float *bias, int relu,
-                                                 unsigned streams) {
+                                                 unsigned streams, size_t px) {
     assert(x && pixel_bases && off && w && y && nv >= 1 && nv <= IG_NV && nch >= 1 && nch <= nv * VF_LANES);
+    assert(px == IG_PX || (px == IG_PX_REGISTERS && nv == IG_NV));
     const struct tiles_call c = {
         tiles, taps, x, pixel_bases, off, w, y_tile_step,
-        {y, y_stride, IG_PX, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0}};
-    run_tiles[nv - 1][prefetch_mode(channels_last, streams, 0)](&c);
+        {y, y_stride, px, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0}};
+    const int prefetch = prefetch_mode(channels_last, streams, 0);
+#if IG_PX_REGISTERS < IG_PX
+    if (px < IG_PX) {
+        run_registers_tiles[prefetch](&c);
+        return;
+    }
+#endif
+    run_tiles[nv - 1][prefetch](&c);
 }
 
 void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const *x, const int32_t *off,
@@ -442,10 +482,14 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const 
                      : prefetch == PREFETCH_PIXELS_WEIGHTS  ? PIXELS_WEIGHTS
                      : prefetch == PREFETCH_PLANES_STREAMS  ? PLANES_STREAMS
                                                             : PLANES;
-    if (!edges && nv == IG_NV && npix < IG_PX) narrow_tiles[npix - 1][mode](&c);
+    /* fewer vectors than a block and fewer pixels than a tile: the whole tile, its last
+       pixel repeated, which an edge would not reach */
+    assert(!edges || npix == IG_PX || nv == IG_NV);
+    if (nv == IG_NV && npix < IG_PX) narrow_tiles[npix - 1][mode](&c);
     else whole_tiles[nv - 1][mode](&c);
 }
 
-/* The tile shape of this compilation, for the dispatch table. */
+/* The tile shapes of this compilation, for the dispatch table. */
 size_t FCONV_ISA_SUFFIX(fconv_implicit_gemm_px)(void) { return IG_PX; }
+size_t FCONV_ISA_SUFFIX(fconv_implicit_gemm_px_registers)(void) { return IG_PX_REGISTERS; }
 size_t FCONV_ISA_SUFFIX(fconv_implicit_gemm_nv)(void) { return IG_NV; }
