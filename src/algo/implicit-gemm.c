@@ -101,15 +101,14 @@ static int weights_outrun_shared_cache(const struct fconv_kernels *kern, int64_t
 /* Tiles that hold every weight vector in a register (implicit_gemm_px_registers: AVX-512 6 x
  * 64, 10 loads a tap for 24 multiply-adds) rather than the widest (7 x 64, 17 loads for 28),
  * on cores that issue one 512-bit load a cycle, where the wider one waits on its loads; only
- * with whole channel blocks (the narrow tile's instances) and where a block's weights serve
- * at least 16 tiles (each tile reads them all: on a 7^2 map the 9 narrower tiles of an image
- * ran 0.88-0.98x the 7 wider ones). 2 threads, Ice Lake VM, both plans in one process, 15-21
- * alternated rounds, medians: 3x3/2 with pad 1 128 x 56^2 NCHW 1.15x, NHWC 1.30x, 256 x 28^2
- * NCHW 1.07-1.12x, NHWC 1.19-1.27x, batch 8 1.07-1.25x; the NHWC stem 1.17x; NHWC 1x1 512 ->
- * 256 on 28^2 1.32x, 1024 -> 512 on 14^2 1.31x, 64 -> 256 on 56^2 1.12x; NCHW 1x1 8 x 512 ->
- * 2048 and 8 x 2048 -> 512 on 7^2 1.15x. */
-static int64_t tile_pixels(const struct fconv_kernels *kern, const fconv_conv2d_desc *d, int64_t p, int64_t q,
-                           int reach, int64_t block) {
+ * with whole channel blocks (the narrow tile's instances). 2 threads, Ice Lake VM, both plans
+ * in one process, 15-21 alternated rounds, medians: 3x3/2 with pad 1 128 x 56^2 NCHW 1.15x,
+ * NHWC 1.30x, 256 x 28^2 NCHW 1.07-1.12x, NHWC 1.19-1.27x, batch 8 1.07-1.25x; the NHWC stem
+ * 1.17x; NHWC 1x1 512 -> 256 on 28^2 1.32x, 1024 -> 512 on 14^2 1.31x, 64 -> 256 on 56^2
+ * 1.12x; 1x1 on 7^2 (49 pixels: 8 tiles of 6 and one of 1) 512 -> 2048 and 2048 -> 512 NCHW
+ * 1.14-1.15x, NHWC 1.20x, batch 8 NCHW 1.15x. */
+static int64_t tile_pixels(const struct fconv_kernels *kern, const fconv_conv2d_desc *d, int64_t q, int reach,
+                           int64_t block) {
     const int64_t narrow = (int64_t)kern->implicit_gemm_px_registers, wide = (int64_t)kern->implicit_gemm_px;
     if (narrow >= wide || !fconv_cpu()->wide_loads_slow || (d->k / d->groups) % block != 0) return wide;
     /* Padded layers tile each row apart (row_tiles), and a row's narrowest tile must not drop
@@ -117,8 +116,7 @@ static int64_t tile_pixels(const struct fconv_kernels *kern, const fconv_conv2d_
      * for only those pixels (8 x 128 x 14^2 3x3/2, rows of 7 as 4 + 3 rather than 7: 0.63x;
      * rows of 14 as 5 + 5 + 4 rather than 7 + 7: 1.12-1.25x). */
     const int64_t row_tiles = (q + narrow - 1) / narrow;
-    if (reach && q / row_tiles < 4 && q >= 4) return wide;
-    return d->n * ((p * q + narrow - 1) / narrow) >= 16 ? narrow : wide;
+    return reach && q / row_tiles < 4 && q >= 4 ? wide : narrow;
 }
 
 /* The prepared plan's state. */
@@ -153,7 +151,7 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     g->block = g->nv * g->lanes;
     g->blocks = (g->kg + g->block - 1) / g->block;
     const struct ig_state *prepared = plan->algo_state;
-    g->px = prepared ? prepared->px : tile_pixels(kern, d, g->p, g->q, reach, g->block);
+    g->px = prepared ? prepared->px : tile_pixels(kern, d, g->q, reach, g->block);
     /* Read in place where a tile's windows reach the padding only by whole kernel rows (tiles
      * within one output row) or by the columns of the row's first and last window: the tile
      * leaves those rows out, the kernel those pixels' columns. A row's tiles narrower than
