@@ -60,7 +60,7 @@ struct cl_geometry {
     int64_t m, alpha, a2;
     int64_t n, c, k, h, w, p, q, pad_top, pad_left;
     int64_t tiles_h, tiles_w, tiles; /* tiles of all images together */
-    int64_t px, lanes, block, kblocks; /* implicit-gemm's tile: up to px tiles by block channels */
+    int64_t px, lanes, block, kblocks; /* implicit-gemm's tile: px tiles by block channels */
     int64_t tb, blocks;                /* tiles per block (a multiple of px where there are more), blocks */
     int relu;
     int nchw;                          /* x and y NCHW: the input rows a segment reads and its
@@ -100,18 +100,9 @@ static struct cl_geometry cl_geometry(const fconv_plan *plan, int m) {
     g.tiles_h = (g.p + m - 1) / m;
     g.tiles_w = (g.q + m - 1) / m;
     g.tiles = g.n * g.tiles_h * g.tiles_w;
+    g.px = (int64_t)g.kern->implicit_gemm_px;
     g.lanes = (int64_t)g.kern->lanes;
     g.block = (int64_t)g.kern->implicit_gemm_nv * g.lanes;
-    /* On cores that issue one 512-bit load a cycle, tiles of implicit_gemm_px_registers
-     * (every weight vector in a register: AVX-512 6 rather than 7; whole channel blocks only,
-     * for the narrow tile's instances), as implicit-gemm.c's tile_pixels: 2 threads, Ice Lake
-     * VM, 11-21 alternated rounds in one process, medians: NHWC winograd-4x4 1 x 64 x 56^2
-     * 1.14x, 1 x 128 x 28^2 1.05x, 1 x 256 x 14^2 1.13x, 1 x 128 x 16^2 1.08x, 1 x 256 x 16^2
-     * 1.17x, 1 x 128 x 112^2 1.08x, 1 x 512 x 28^2 1.03x; winograd-2x2 1 x 512 x 7^2 1.06x;
-     * level where U comes from memory (1 x 512 and 1024 x 16^2, 1 x 256 x 56^2, batch 8).
-     * Chosen alike at plan and execute (the CPU figure is constant in a process). */
-    g.px = fconv_cpu()->wide_loads_slow && g.k % g.block == 0 ? (int64_t)g.kern->implicit_gemm_px_registers
-                                                             : (int64_t)g.kern->implicit_gemm_px;
     g.kblocks = (g.k + g.block - 1) / g.block;
     /* Whole blocks per worker where U stays in a core's L2 or the blocks share out (at
      * least two per thread: a worker done early takes what the other has not begun);
