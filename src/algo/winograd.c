@@ -754,8 +754,11 @@ static double product_columns(const struct wino_geometry *g) {
  * (16-tile strips against its 7-tile register tiles: a 14^2 or 16^2 map's 16 F(4x4) tiles are
  * one strip here, 7 + 7 + 7 there, although the last 2 run on a narrow tile: counted as 16,
  * those maps went there and ran 0.75-0.90x)
- * and an image's output stays within FCONV_CACHED_BYTES (this driver streams large outputs;
- * that one's row transposes do not).
+ * and an image's output stays within FCONV_CACHED_BYTES and the batch's within the last-level
+ * cache (FCONV_LLC_BYTES): this driver streams large outputs, while that one's row transposes
+ * read each line of y from memory before they write it (Ice Lake VM, 2 threads, 7-9 alternated
+ * rounds in one process, this driver's time / the channels-last's: 8 x 64 x 112^2 -> 128 (51
+ * MB of y) 1.09-1.12, 8 x 128 x 112^2 -> 128 1.08; 8 x 64 x 56^2 (6.4 MB) 0.69 stays there).
  * 2 threads, winograd-4x4, 3-5 alternated rounds, this driver's time / the channels-last's
  * with its row transposes: 1 x 64 x 56^2 1.35, 1 x 128 x 56^2 -> 256 1.25, 8 x 128 x 28^2 1.27,
  * 1 x 512 x 28^2 1.18, 8 x 256 x 28^2 -> 512 1.11, 1 x 256 x 56^2 1.00-1.09, 1 x 128 x 112^2
@@ -791,7 +794,7 @@ int fconv_wino_channels_last_runs(const fconv_plan *plan, int m) {
     const int fewer_columns = whole_tiles <= product_columns(&g) || g.tiles_w <= 2;
     if (d->layout == FCONV_LAYOUT_NHWC) return fewer_columns;
     const double y_image = (double)d->k * (double)(plan->out_h * plan->out_w) * sizeof(float);
-    return fewer_columns && y_image <= FCONV_CACHED_BYTES;
+    return fewer_columns && y_image <= FCONV_CACHED_BYTES && y_image * (double)d->n <= FCONV_LLC_BYTES;
 }
 
 /* Plan-time weights: transform them once into plan->algo_state (U, the layout above). */
