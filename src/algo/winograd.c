@@ -758,7 +758,7 @@ static double product_columns(const struct wino_geometry *g) {
  * cache (FCONV_LLC_BYTES): this driver streams large outputs, while that one's row transposes
  * read each line of y from memory before they write it (Ice Lake VM, 2 threads, 7-9 alternated
  * rounds in one process, this driver's time / the channels-last's: 8 x 64 x 112^2 -> 128 (51
- * MB of y) 1.09-1.12, 8 x 128 x 112^2 -> 128 1.08; 8 x 64 x 56^2 (6.4 MB) 0.69 stays there).
+ * MB of y) 0.89-0.92, 8 x 128 x 112^2 -> 128 0.93; 8 x 64 x 56^2 (6.4 MB) 1.44 stays there).
  * 2 threads, winograd-4x4, 3-5 alternated rounds, this driver's time / the channels-last's
  * with its row transposes: 1 x 64 x 56^2 1.35, 1 x 128 x 56^2 -> 256 1.25, 8 x 128 x 28^2 1.27,
  * 1 x 512 x 28^2 1.18, 8 x 256 x 28^2 -> 512 1.11, 1 x 256 x 56^2 1.00-1.09, 1 x 128 x 112^2
