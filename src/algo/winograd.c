@@ -787,14 +787,14 @@ int fconv_wino_channels_last_runs(const fconv_plan *plan, int m) {
         const double tiles = (double)d->n * (double)((plan->out_h + m - 1) / m) * (double)((plan->out_w + m - 1) / m);
         const double u_bytes = (double)((m + 2) * (m + 2)) * (double)d->c * (double)d->k * sizeof(float);
         if (tiles > FCONV_WINO_STRIP || u_bytes <= (double)WINO_U_CACHED_BYTES) return 1;
+    } else {
+        const double y_image = (double)d->k * (double)(plan->out_h * plan->out_w) * sizeof(float);
+        if (y_image > FCONV_CACHED_BYTES || y_image * (double)d->n > FCONV_LLC_BYTES) return 0;
     }
     const struct wino_geometry g = geometry(plan, m);
     double whole_tiles;
     fconv_wino_channels_last_columns(plan, m, NULL, &whole_tiles);
-    const int fewer_columns = whole_tiles <= product_columns(&g) || g.tiles_w <= 2;
-    if (d->layout == FCONV_LAYOUT_NHWC) return fewer_columns;
-    const double y_image = (double)d->k * (double)(plan->out_h * plan->out_w) * sizeof(float);
-    return fewer_columns && y_image <= FCONV_CACHED_BYTES && y_image * (double)d->n <= FCONV_LLC_BYTES;
+    return whole_tiles <= product_columns(&g) || g.tiles_w <= 2;
 }
 
 /* Plan-time weights: transform them once into plan->algo_state (U, the layout above). */
