@@ -88,8 +88,8 @@ static int image_per_thread(const fconv_plan *plan) {
  * weights passes over it (a Zen 4 core's L2). */
 #define POINTWISE_INPUT_L2_BYTES (1024.0 * 1024)
 
-/* Where the GEMM runs on the wide tile (fconv_gemm_wide_tile; 512-bit loads issue one a
- * cycle: fconv_cpu_info.wide_loads_slow) its 1x1 products ran 1.03-1.30x faster than on the 8 x 32
+/* Where the GEMM runs on the wide tile (fconv_gemm_wide_tile, fconv_cpu_info.gemm_wide_tile)
+ * its 1x1 products ran 1.03-1.30x faster than on the 8 x 32
  * tile the rates below were fitted to, and on 56^2 to 14^2 maps, where this model had them
  * tie with implicit-gemm, 1.02-1.23x faster than implicit-gemm (7^2 maps 0.88-0.97x: left
  * to it). Ice Lake VM, 2 threads, ResNet-50's NCHW 1x1 layers at batch 1 and 8, 7-21

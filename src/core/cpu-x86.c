@@ -3,7 +3,7 @@
  * feature bits, XGETBV for whether the OS saves the AVX / AVX-512 register state (a CPU
  * bit alone is not enough), from the vendor whether unaligned vector loads are slow, how fast
  * a core reads from beyond its L2 and which GEMM outputs to stream, and from the model whether
- * 512-bit loads are.
+ * 512-bit loads are and which GEMM tile to run.
  * Computed once, thread-safely.
  */
 #include <pthread.h>
@@ -33,6 +33,7 @@ static void detect(fconv_cpu_info *c) {
     if (c->split_loads_slow) { /* Intel: the model (EAX: family 6, extended model in bits 16-19) */
         const unsigned family = (a >> 8) & 0xf, model = ((a >> 12) & 0xf0) | ((a >> 4) & 0xf);
         c->wide_loads_slow = family == 6 && (model == 106 || model == 108 || model == 125 || model == 126);
+        c->gemm_wide_tile = c->wide_loads_slow || (family == 6 && (model == 143 || model == 207));
     }
     c->sse2 = (d >> 26) & 1;
     int osxsave = (cx >> 27) & 1;

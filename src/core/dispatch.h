@@ -97,8 +97,8 @@ typedef void (*fconv_gemm_ukernel_pack_fn)(size_t k, const float *a, const float
  * that issue 512-bit loads one a cycle (fconv_cpu_info.wide_loads_slow). */
 typedef void (*fconv_gemm_ukernel_half_rows_fn)(size_t k, const float *a, size_t slivers, const float *b, size_t ldb,
                                                 float *c, size_t ldc);
-/* gemm_ukernel_wide (AVX-512 only, else NULL; for cores that issue 512-bit loads one a cycle,
- * fconv_cpu_info.wide_loads_slow): gemm_ukernel's contract and bits for MR/2 rows of a panel
+/* gemm_ukernel_wide (AVX-512 only, else NULL; for the cores of fconv_cpu_info.gemm_wide_tile):
+ * gemm_ukernel's contract and bits for MR/2 rows of a panel
  * (a at its row 0 or MR/2, still MR floats a k step; mr <= MR/2) by 2·NR columns, all whole:
  * columns j < NR from b[p*ldb + j], the next NR from b[b_next + p*ldb + j] (B in place: b_next
  * = NR; packed slivers: ldb = NR, b_next = NR·k). Where packed_b is not NULL it also stores

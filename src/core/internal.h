@@ -288,9 +288,20 @@ typedef struct fconv_cpu_info {
      * Lake cores (server 106 and 108, client 125 and 126; measured on 106 only, the others share
      * its core and are taken to behave alike; other Intel cores unmeasured, unset). The GEMM's
      * half-width tile over several panels (gemm-ukernel.c) and winograd-rows' product then take
-     * some of their broadcasts by shuffles of a narrower load, and the packed GEMM runs pairs
-     * of B slivers on its wide tile (fconv_gemm_wide_tile, which the pointwise cost counts). */
+     * some of their broadcasts by shuffles of a narrower load (on an Emerald Rapids VM, model
+     * 207, which issues two a cycle, those shuffles made Winograd's F(4x4) products 0.82-0.91x
+     * as fast: unset there). */
     int wide_loads_slow;
+    /* The packed GEMM runs pairs of B slivers on its wide tile (fconv_gemm_wide_tile, which the
+     * pointwise cost counts): half an A panel against 64 columns. Where measured it ran the
+     * NCHW 1x1 layers faster than 8 x 32 whether or not the loads set the pace (2 threads,
+     * alternated rounds in one process, im2col): the Ice Lake VM 1.03-1.30x; an Emerald Rapids
+     * VM (model 207, two 512-bit loads a cycle) 1 x 64 x 56^2 -> 64 1.09x, -> 256 1.14x, 256 ->
+     * 64 1.07x, 128 -> 512 on 28^2 1.08x, 8 x 64 x 56^2 -> 64 1.15x, 8 x 256 x 56^2 -> 64 1.22x,
+     * 8 x 128 x 28^2 -> 512 1.17x; its 3x3 im2col layers and 1x1 of depth 512-2048 0.92-1.07x.
+     * From the CPU model: the Ice Lake models of wide_loads_slow, Emerald Rapids (207), and
+     * Sapphire Rapids (143, the same core, taken alike); other cores unmeasured, unset. */
+    int gemm_wide_tile;
     /* Bytes a second one core reads of a stream from beyond its L2 (the shared cache, or
      * memory) while the others do the same: what a product reading Winograd's transformed
      * weights once per run is held to. AMD's Zen 5 VM served 37.7 MB of them on 2 threads in

@@ -357,7 +357,7 @@ static void check_b_placement(const struct fconv_kernels *kern) {
     free(c1);
 }
 
-/* The products' bits with the wide tile and without (wide_loads_slow set and unset): B in
+/* The products' bits with the wide tile and without (gemm_wide_tile set and unset): B in
  * place (k <= 64 from a vector boundary) or packed, A packed beforehand or not, several row
  * blocks, k steps and column chunks, streamed with the epilogue, 1 and 2 threads. */
 static void check_wide_same_bits(const struct fconv_kernels *kern) {
@@ -374,7 +374,7 @@ static void check_wide_same_bits(const struct fconv_kernels *kern) {
         test_fill_random(bias, m);
         fconv_gemm_pack_a(kern, m, k, a, k, ap);
         for (int wide = 0; wide < 2; wide++) {
-            cpu->wide_loads_slow = wide;
+            cpu->gemm_wide_tile = wide;
             for (int v = 0; v < 3; v++) c[wide][v] = fconv_alloc_aligned(sizeof(float) * m * n);
             fconv_gemm_packed(kern, 1 + wide, 0, 0, m, n, k, a, k, b, n, 0, c[wide][0], n);
             fconv_gemm_prepacked(kern, 2 - wide, m, n, k, ap, b, n, c[wide][1], n, 0, NULL, 0);
@@ -408,11 +408,11 @@ static void test_gemm_all_isas(void) {
         CHECK(kern->gemm_ukernel_half_rows_shuffled != NULL || kern->isa != FCONV_ISA_AVX512);
         CHECK((kern->gemm_ukernel_wide != NULL) == (kern->isa == FCONV_ISA_AVX512));
         if (kern->gemm_ukernel_wide) check_ukernel_wide(kern);
-        /* the products with the wide tile (wide_loads_slow) and without, on any machine */
+        /* the products with the wide tile (gemm_wide_tile) and without, on any machine */
         fconv_cpu_info *cpu = test_cpu_figures();
-        const int saved = cpu->wide_loads_slow;
+        const int saved = cpu->gemm_wide_tile;
         for (int wide = 0; wide <= (kern->gemm_ukernel_wide != NULL); wide++) {
-            cpu->wide_loads_slow = wide;
+            cpu->gemm_wide_tile = wide;
             check_b_placement(kern);
             /* every remainder of MR and NR, once each */
             for (size_t m = 1; m <= 2 * kern->gemm_mr + 1; m++)
@@ -434,7 +434,7 @@ static void test_gemm_all_isas(void) {
             check_gemm(kern, 3, 4, 0, 0, 0, 1);      /* k = 0, accumulate: C unchanged */
         }
         if (kern->gemm_ukernel_wide) check_wide_same_bits(kern);
-        cpu->wide_loads_slow = saved;
+        cpu->gemm_wide_tile = saved;
     }
 }
 

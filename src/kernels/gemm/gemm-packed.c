@@ -7,9 +7,9 @@
  * them; they stay in L2 while every A sliver of every row block passes over them, or with
  * one row block share one buffer that stays in L1), packs
  * MC rows of A at a time into MR-row slivers unless A came packed (fconv_gemm_prepacked),
- * and runs the micro-kernel with one B sliver in L1 against each A sliver (where 512-bit
- * loads issue one a cycle, two B slivers at a time against each half of each A sliver: the
- * wide tile, gemm_ukernel_wide).
+ * and runs the micro-kernel with one B sliver in L1 against each A sliver (on the cores of
+ * fconv_cpu_info.gemm_wide_tile, two B slivers at a time against each half of each A sliver:
+ * the wide tile, gemm_ukernel_wide).
  *
  * Every element of C is summed in the same order however C is cut (KC depends on k alone,
  * jobs and chunks start at multiples of NR, and the whole, half-width and packing tiles add
@@ -310,9 +310,9 @@ static int b_in_place(const struct fconv_kernels *kern, int trans_b, size_t k, c
     return 1;
 }
 
-/* Where 512-bit loads set the 8 x 32 tile's pace (gemm-ukernel.c's wide tile says why). */
+/* Where the wide tile ran the products faster (fconv_cpu_info.gemm_wide_tile). */
 int fconv_gemm_wide_tile(const struct fconv_kernels *kern) {
-    return kern->gemm_ukernel_wide && fconv_cpu()->wide_loads_slow;
+    return kern->gemm_ukernel_wide && fconv_cpu()->gemm_wide_tile;
 }
 
 static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a, int trans_b, size_t m, size_t n,

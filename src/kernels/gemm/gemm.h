@@ -38,8 +38,8 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
                        int accumulate, float *c, size_t ldc);
 
 /* Whether the packed GEMM of this ISA table runs pairs of B slivers on its wide tile
- * (gemm_ukernel_wide: the table has one and 512-bit loads issue one a cycle,
- * fconv_cpu_info.wide_loads_slow), for the drivers and the cost models that count it. */
+ * (gemm_ukernel_wide: the table has one and fconv_cpu_info.gemm_wide_tile is set), for the
+ * drivers and the cost models that count it. */
 int fconv_gemm_wide_tile(const struct fconv_kernels *kern);
 
 /* A matrix packed once for many products (a convolution's weights, at plan time):
