@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cblas.h>
 
@@ -49,18 +50,34 @@ static int use_packed;
  * and OpenBLAS starts the pool again itself if the caller later asks it for threads. */
 extern int blas_thread_shutdown_(void) __attribute__((weak));
 
+/* OpenBLAS's cores (its DYNAMIC_ARCH kernel sets) with AVX2 or AVX-512 kernels. DYNAMIC_ARCH
+ * picks the set from the CPU models it knows, and a newer model it does not know gets its
+ * x86-64 baseline: 0.3.21 on an Emerald Rapids VM (family 6 model 207) ran "Prescott", SSE3,
+ * and the narrow products at 14-26 GFLOP/s on one thread where our packed GEMM ran them at
+ * 28-122 (64 x 196 x 64: 14 against 73; OPENBLAS_CORETYPE=SkylakeX 102). With no such set
+ * while our own kernels are AVX2 or wider, every product goes to ours. */
+static int blas_core_vectorized(const char *core) {
+    static const char *const vectorized[] = {"Haswell", "Zen", "SkylakeX", "CooperLake", "SapphireRapids"};
+    for (size_t i = 0; core && i < sizeof vectorized / sizeof vectorized[0]; i++)
+        if (strcasecmp(core, vectorized[i]) == 0) return 1;
+    return 0;
+}
+
 static void init_blas(void) {
     openblas_set_num_threads(1);
     if (blas_thread_shutdown_) blas_thread_shutdown_();
-    const char *env = getenv("FCONV_GEMM");
-    use_packed = env && strcmp(env, "packed") == 0;
+    const char *env = getenv("FCONV_GEMM"), *core = openblas_get_corename();
+    const struct fconv_kernels *ours = fconv_kernels_for(FCONV_ISA_AUTO);
+    const int blas_slower = ours->isa >= FCONV_ISA_AVX2 && !blas_core_vectorized(core);
+    use_packed = (env && strcmp(env, "packed") == 0) || blas_slower;
     if (use_packed)
-        snprintf(backend, sizeof backend, "fastconv packed %s micro-kernel (FCONV_GEMM=packed)",
-                 fconv_kernels_for(FCONV_ISA_AUTO)->name);
+        snprintf(backend, sizeof backend, "fastconv packed %s micro-kernel (%s%s)", ours->name,
+                 blas_slower ? "OpenBLAS runs its kernels for " : "FCONV_GEMM=packed",
+                 blas_slower ? (core ? core : "an unknown core") : "");
     else
         snprintf(backend, sizeof backend,
                  "openblas (%s) below %d columns, fastconv packed %s micro-kernel from there",
-                 openblas_get_config(), PACKED_MIN_N, fconv_kernels_for(FCONV_ISA_AUTO)->name);
+                 openblas_get_config(), PACKED_MIN_N, ours->name);
 }
 
 void fconv_gemm_init(void) { pthread_once(&blas_once, init_blas); }
@@ -136,7 +153,8 @@ double fconv_gemm_call_seconds(double m, double n, double k) {
 }
 
 double fconv_gemm_seconds(double m, double n, double k, int threads) {
-    if (n >= PACKED_MIN_N) /* the packed driver: jobs shared evenly among the threads */
+    pthread_once(&blas_once, init_blas);
+    if (n >= PACKED_MIN_N || use_packed) /* the packed driver: jobs shared evenly among the threads */
         return fconv_gemm_call_seconds(m, n, k) / (threads > 1 ? threads : 1);
     double tm = ceil(m / (double)tile_rows((size_t)m, (size_t)n)), tn = ceil(n / TILE_N), tiles = tm * tn;
     double busy = tiles < threads ? tiles : threads;

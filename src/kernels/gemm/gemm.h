@@ -5,8 +5,9 @@
  * op(A) is A or A^T (trans_a), likewise B. Leading dimensions are in elements.
  * Products of at least 512 columns run on our own packed GEMM (gemm-packed.c), narrower ones
  * on OpenBLAS's cblas_sgemm over fixed tiles of C shared out on the caller's threads (each
- * measured the faster on its side, docs/kernels.md); FCONV_GEMM=packed, or a size beyond
- * BLAS's int, sends everything to ours. Neither the backend nor any summation order depends
+ * measured the faster on its side, docs/kernels.md); FCONV_GEMM=packed, a size beyond
+ * BLAS's int, or an OpenBLAS running no AVX2 kernels under our AVX2 or AVX-512 ones (a CPU
+ * model it does not know: gemm-blas.c), sends everything to ours. Neither the backend nor any summation order depends
  * on the thread count, so results are identical for any count.
  */
 #ifndef FCONV_GEMM_H
