@@ -7,8 +7,8 @@
  * on OpenBLAS's cblas_sgemm over fixed tiles of C shared out on the caller's threads (each
  * measured the faster on its side, docs/kernels.md); FCONV_GEMM=packed, a size beyond
  * BLAS's int, or an OpenBLAS running no AVX2 kernels under our AVX2 or AVX-512 ones (a CPU
- * model it does not know: gemm-blas.c), sends everything to ours. Neither the backend nor any summation order depends
- * on the thread count, so results are identical for any count.
+ * model it does not know: gemm-blas.c), sends everything to ours. Neither the backend nor
+ * any summation order depends on the thread count, so results are identical for any count.
  */
 #ifndef FCONV_GEMM_H
 #define FCONV_GEMM_H
