@@ -169,14 +169,17 @@ def peers_for(shape, onednn, reps):
     return peers
 
 
-def run_peer(peer, reps):
+def run_peer(peer, reps, layout=None):
+    """(peer ms or None, note, fastconv ms, fastconv's algorithm): the last two only where a
+    oneDNN peer ran with fastconv in its process (layout: nchw or nhwc), else None."""
     if peer[1] is not None:
-        return median_ms(peer[1], reps), ""
+        return median_ms(peer[1], reps), "", None, None
     env = dict(os.environ, OMP_NUM_THREADS=str(THREADS))
-    row = json.loads(subprocess.run(peer[2], check=True, capture_output=True, text=True, env=env).stdout)
+    cmd = peer[2] + ([layout] if layout else [])
+    row = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
     if "unavailable" in row:
-        return None, row["unavailable"]
-    return row["median_ms"], row.get("impl", "")
+        return None, row["unavailable"], None, None
+    return row["median_ms"], row.get("impl", ""), row.get("fastconv_median_ms"), row.get("fastconv_algo")
 
 
 def machine():
@@ -256,6 +259,26 @@ def build_bandwidth_1d(cli):
     return exe if subprocess.run(cmd, capture_output=True).returncode == 0 else None
 
 
+def build_onednn(cli):
+    """bench/onednn_bench.cpp built beside the CLI: (exe or None, whether it times fastconv too).
+    Against the shared library beside the CLI it alternates oneDNN's and fastconv's executes in
+    one process (its header says why); without it, oneDNN alone."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    build = os.path.dirname(os.path.abspath(cli))
+    src, exe = os.path.join(here, "onednn_bench.cpp"), os.path.join(build, "onednn_bench")
+    base = ["g++", "-O2", "-std=c++17", src, "-ldnnl", "-o", exe]
+    paired = base[:3] + ["-I", os.path.join(here, "..", "include")] + base[3:] + [
+        "-L", build, "-lfastconv", "-Wl,-rpath," + build]
+    if subprocess.run(paired, capture_output=True).returncode == 0:
+        return exe, True
+    print("compare: bench/onednn_bench.cpp not built against libfastconv.so beside the CLI: oneDNN's rows "
+          "time fastconv through the CLI, a moment apart", file=sys.stderr)
+    if subprocess.run(base, capture_output=True).returncode == 0:
+        return exe, False
+    print("compare: oneDNN benchmark not built (libdnnl-dev, g++ missing?)", file=sys.stderr)
+    return None, False
+
+
 def bandwidth_1d(exe, reps):
     """The 1D bandwidth target in one process (bench/bandwidth_1d.c): conv1d 10^8 x 3 against a
     non-temporal copy of the same buffers, alternated; its JSON, or None."""
@@ -314,13 +337,7 @@ def main():
                                    "measuring: the tables and plots written again")
     a = ap.parse_args()
     a.reps = max(a.reps, 7)
-    onednn = None
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onednn_bench.cpp")
-    exe = os.path.join(os.path.dirname(os.path.abspath(a.cli)), "onednn_bench")
-    if subprocess.run(["g++", "-O2", "-std=c++17", src, "-ldnnl", "-o", exe], capture_output=True).returncode == 0:
-        onednn = exe
-    else:
-        print("compare: oneDNN benchmark not built (libdnnl-dev, g++ missing?)", file=sys.stderr)
+    onednn, onednn_pairs = build_onednn(a.cli)
     bw1d = build_bandwidth_1d(a.cli)
     if not bw1d:
         print("compare: bench/bandwidth_1d.c not built (no libfastconv.so beside the CLI?): the 1D bound "
@@ -338,17 +355,23 @@ def main():
         first_ms, fc_algo, fc_gflops = quiet(lambda: fastconv_ms(a.cli, args, a.reps))
         work = fc_gflops * first_ms / 1e3  # the problem's work, GFLOP
         for peer in peers_for(shape, onednn, a.reps):
-            # Interleaved: fastconv is timed again right before each peer, and the pair gives the
-            # row's ratio: one median each, taken a moment apart (a best of several fastconv
-            # medians against one of the peer's would favour fastconv on this noisy VM).
-            fc_ms = quiet(lambda: fastconv_ms(a.cli, args, a.reps))[0]
+            # oneDNN with fastconv in its process (onednn_pairs): their executes alternated, the
+            # pair's medians give the row's ratio, and fastconv's time and algorithm come from
+            # there. Other peers interleaved: fastconv is timed again right before each, one
+            # median each, taken a moment apart (a best of several fastconv medians against one
+            # of the peer's would favour fastconv on this noisy VM).
+            paired = onednn_pairs and peer[0].startswith("oneDNN")
+            fc_ms = None if paired else quiet(lambda: fastconv_ms(a.cli, args, a.reps))[0]
             # the bandwidth target: conv1d against a copy of the same buffers in one process
             # (bandwidth_1d.c), or else the memory rate in another, right after fastconv's timing
             inproc = bandwidth_1d(bw1d, a.reps) if args == BANDWIDTH_1D and bw1d else None
             roofs_now = measured_roofs(a.cli) if args == BANDWIDTH_1D and not inproc else None
-            ms, note = quiet(lambda: run_peer(peer, a.reps))
+            ms, note, paired_ms, paired_algo = quiet(lambda: run_peer(peer, a.reps, "nchw" if paired else None))
+            if paired and paired_ms is None:  # oneDNN unavailable here: fastconv alone, through the CLI
+                paired_ms = quiet(lambda: fastconv_ms(a.cli, args, a.reps))[0]
             rows.append({"group": group, "args": args, "peer": peer[0], "peer_ms": ms, "note": note,
-                         "fastconv_ms": fc_ms, "algo": fc_algo, "gflop": work,
+                         "fastconv_ms": paired_ms if paired else fc_ms,
+                         "algo": paired_algo or fc_algo, "gflop": work,
                          "stream_median_gbs": roofs_now[4] if roofs_now else None, "bandwidth_1d": inproc})
             # The CNN layers again with fastconv channels last (NHWC), against the same oneDNN,
             # which runs in its own layout either way: interleaved as above.
@@ -358,8 +381,12 @@ def main():
                 # GFLOP/s worked out from the NHWC time; its ratio was right). The work is the
                 # same problem's in either layout.
                 nhwc = args + " --layout nhwc"
-                nhwc_ms, nhwc_algo, _ = quiet(lambda: fastconv_ms(a.cli, nhwc, a.reps))
-                ms, note = quiet(lambda: run_peer(peer, a.reps))
+                nhwc_ms = None
+                if paired:
+                    ms, note, nhwc_ms, nhwc_algo = quiet(lambda: run_peer(peer, a.reps, "nhwc"))
+                if nhwc_ms is None:
+                    nhwc_ms, nhwc_algo, _ = quiet(lambda: fastconv_ms(a.cli, nhwc, a.reps))
+                    ms, note, _, _ = quiet(lambda: run_peer(peer, a.reps))
                 rows.append({"group": group, "args": nhwc, "peer": peer[0], "peer_ms": ms, "note": note,
                              "fastconv_ms": nhwc_ms, "algo": nhwc_algo, "gflop": work,
                              "stream_median_gbs": None, "bandwidth_1d": None})
@@ -389,7 +416,9 @@ def main():
     out = [BEGIN, "## fastconv vs OpenCV, scipy, numpy, PyTorch and oneDNN", "",
            f"Command: `{cmd}`; machine: {model}, {cores} CPUs, {lanes}-lane FP32 SIMD; "
            f"{THREADS} threads everywhere; median of {a.reps} runs, fastconv re-timed right before each peer "
-           "(interleaved): each row's ratio is that pair's, one median each. A timing during which the VM lost more than "
+           "(interleaved): each row's ratio is that pair's, one median each"
+           + (" (against oneDNN both in one process, their executes alternated rep by rep: "
+              "bench/onednn_bench.cpp)" if onednn_pairs else "") + ". A timing during which the VM lost more than "
            f"{STEAL_LIMIT:.0%} of its CPU time to the hypervisor (steal in /proc/stat) was taken again, up to "
            f"{STEAL_TRIES} times, the fastest kept: {retaken[0]} retakes for {retaken[1]} timings in this run.",
            roof_text,

@@ -1,20 +1,87 @@
 // onednn_bench.cpp — time one conv2d forward-inference layer through oneDNN's own C++ API
 // (direct or Winograd primitive, f32, NCHW user memory, reorders outside the timed loop) and
 // print one JSON object. Used by bench/compare.py; threads come from OMP_NUM_THREADS.
+// With a layout argument (nchw or nhwc) and fastconv.h on the include path, fastconv's AUTO plan
+// of the same layer (that layout, OMP_NUM_THREADS threads, its workspace allocated once, as
+// `fastconv bench` runs it) is timed in the same process, the two executes alternated rep by rep
+// (which goes first swapping every rep): on a VM whose speed moves by 1.5-2x from one minute to
+// the next, two programs run a moment apart measured the moment as often as the code (the same
+// layer's fastconv time 22.5 and 41.3 ms in two rows of one compare run), one process does not.
 // Build: g++ -O2 -std=c++17 bench/onednn_bench.cpp -ldnnl -o build/onednn_bench
-// Usage: onednn_bench N C H W K R S STRIDE PAD direct|winograd REPS
+//    or: g++ -O2 -std=c++17 -Iinclude bench/onednn_bench.cpp -ldnnl -Lbuild -lfastconv
+//            -Wl,-rpath,$PWD/build -o build/onednn_bench
+// Usage: onednn_bench N C H W K R S STRIDE PAD direct|winograd REPS [nchw|nhwc]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
+#if __has_include("fastconv.h")
+#include "fastconv.h"
+#define WITH_FASTCONV 1
+#endif
+
+static double now_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+static double median(std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+#ifdef WITH_FASTCONV
+// fastconv's AUTO plan of the layer and what its execute needs; run() returns false on failure.
+struct fastconv_layer {
+    fconv_plan *plan = nullptr;
+    std::vector<float> x, y;
+    void *workspace = nullptr;
+    size_t workspace_bytes = 0;
+    std::string error;
+
+    bool init(const long v[9], bool nhwc, const std::vector<float> &w) {
+        fconv_conv2d_desc d;
+        std::memset(&d, 0, sizeof d);
+        d.n = v[0], d.c = v[1], d.h = v[2], d.w = v[3], d.k = v[4], d.r = v[5], d.s = v[6];
+        d.stride_h = d.stride_w = v[7];
+        d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = v[8];
+        d.layout = nhwc ? FCONV_LAYOUT_NHWC : FCONV_LAYOUT_NCHW;
+        fconv_options o;
+        std::memset(&o, 0, sizeof o);
+        const char *threads = std::getenv("OMP_NUM_THREADS");
+        o.threads = threads ? std::atoi(threads) : 0;
+        if (fconv_plan_conv2d(&d, &o, w.data(), nullptr, &plan) != FCONV_OK) {
+            error = fconv_last_error();
+            return false;
+        }
+        x.assign((size_t)fconv_plan_input_elements(plan), 0.5f);
+        y.resize((size_t)fconv_plan_output_elements(plan));
+        workspace_bytes = fconv_plan_workspace_size(plan);
+        workspace = workspace_bytes ? std::malloc(workspace_bytes) : nullptr;
+        if (workspace_bytes && !workspace) {
+            error = "cannot allocate the workspace";
+            return false;
+        }
+        return true;
+    }
+    bool run() {
+        return fconv_execute_with_workspace(plan, x.data(), nullptr, nullptr, y.data(), workspace,
+                                            workspace_bytes) == FCONV_OK;
+    }
+    ~fastconv_layer() {
+        fconv_plan_destroy(plan);
+        std::free(workspace);
+    }
+};
+#endif
 
 int main(int argc, char **argv) {
-    if (argc != 12) {
-        std::fprintf(stderr, "usage: %s N C H W K R S STRIDE PAD direct|winograd REPS\n", argv[0]);
+    if (argc != 12 && argc != 13) {
+        std::fprintf(stderr, "usage: %s N C H W K R S STRIDE PAD direct|winograd REPS [nchw|nhwc]\n", argv[0]);
         return 2;
     }
     long v[9];
@@ -22,6 +89,17 @@ int main(int argc, char **argv) {
     const long n = v[0], c = v[1], h = v[2], w = v[3], k = v[4], r = v[5], s = v[6], st = v[7], pad = v[8];
     const bool wino = std::strcmp(argv[10], "winograd") == 0;
     const int reps = std::max(1, std::atoi(argv[11]));
+    const char *layout = argc == 13 ? argv[12] : nullptr;
+    if (layout && std::strcmp(layout, "nchw") != 0 && std::strcmp(layout, "nhwc") != 0) {
+        std::fprintf(stderr, "%s: layout must be nchw or nhwc, not '%s'\n", argv[0], layout);
+        return 2;
+    }
+#ifndef WITH_FASTCONV
+    if (layout) {
+        std::fprintf(stderr, "%s: built without fastconv.h, cannot time fastconv beside oneDNN\n", argv[0]);
+        return 2;
+    }
+#endif
     const long p = (h + 2 * pad - r) / st + 1, q = (w + 2 * pad - s) / st + 1;
     using namespace dnnl;
     using tag = memory::format_tag;
@@ -45,17 +123,46 @@ int main(int argc, char **argv) {
         reorder(src_u, src_m).execute(strm, src_u, src_m);
         reorder(wei_u, wei_m).execute(strm, wei_u, wei_m);
         convolution_forward conv(pd);
-        std::vector<double> t;
-        for (int i = 0; i <= reps; i++) {
-            auto t0 = std::chrono::steady_clock::now();
+        auto run_onednn = [&] {
             conv.execute(strm, {{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}});
             strm.wait();
-            auto t1 = std::chrono::steady_clock::now();
-            if (i) t.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count()); // i == 0: warm-up
+        };
+#ifdef WITH_FASTCONV
+        fastconv_layer fc;
+        if (layout && !fc.init(v, std::strcmp(layout, "nhwc") == 0, ws)) {
+            std::printf("{\"algo\": \"%s\", \"unavailable\": \"fastconv: %s\"}\n", wino ? "winograd" : "direct",
+                        fc.error.c_str());
+            return 0;
         }
-        std::sort(t.begin(), t.end());
-        std::printf("{\"algo\": \"%s\", \"impl\": \"%s\", \"median_ms\": %.6f, \"min_ms\": %.6f}\n",
-                    wino ? "winograd" : "direct", pd.impl_info_str(), t[t.size() / 2], t[0]);
+#endif
+        std::vector<double> t, tf;
+        for (int i = 0; i <= reps; i++) { // i == 0: warm-up
+            const bool fastconv_first = layout && i % 2 == 1;
+            for (int turn = 0; turn < (layout ? 2 : 1); turn++) {
+                const bool is_fastconv = (turn == 0) == fastconv_first;
+                const double t0 = now_ms();
+#ifdef WITH_FASTCONV
+                if (is_fastconv) {
+                    if (!fc.run()) {
+                        std::printf("{\"algo\": \"%s\", \"unavailable\": \"fastconv: %s\"}\n",
+                                    wino ? "winograd" : "direct", fconv_last_error());
+                        return 0;
+                    }
+                } else
+#endif
+                    run_onednn();
+                const double ms = now_ms() - t0;
+                if (i) (is_fastconv ? tf : t).push_back(ms);
+            }
+        }
+        std::printf("{\"algo\": \"%s\", \"impl\": \"%s\", \"median_ms\": %.6f, \"min_ms\": %.6f",
+                    wino ? "winograd" : "direct", pd.impl_info_str(), median(t), *std::min_element(t.begin(), t.end()));
+#ifdef WITH_FASTCONV
+        if (layout)
+            std::printf(", \"fastconv_median_ms\": %.6f, \"fastconv_algo\": \"%s\"", median(tf),
+                        fconv_algo_name(fconv_plan_algo(fc.plan)));
+#endif
+        std::printf("}\n");
     } catch (const dnnl::error &e) {
         std::printf("{\"algo\": \"%s\", \"unavailable\": \"%s\"}\n", wino ? "winograd" : "direct", e.what());
     }
