@@ -85,15 +85,17 @@ static void sliding_band_cases(void) {
     filter_case(1024, 2048, 1, 7, 7, FCONV_MODE_SAME, FCONV_BORDER_REFLECT, 0);
 }
 
-/* cases() with split loads taken as fast and as slow, whatever this machine's are. */
+/* cases() with split loads (and 512-bit loads) taken as fast and as slow, whatever this
+ * machine's are. */
 static void with_split_loads_both_ways(void (*cases)(void)) {
     fconv_cpu_info *cpu = test_cpu_figures();
-    const int saved = cpu->split_loads_slow;
+    const int saved = cpu->split_loads_slow, saved_wide = cpu->wide_loads_slow;
     for (int slow = 0; slow <= 1; slow++) {
-        cpu->split_loads_slow = slow;
+        cpu->split_loads_slow = cpu->wide_loads_slow = slow;
         cases();
     }
     cpu->split_loads_slow = saved;
+    cpu->wide_loads_slow = saved_wide;
 }
 
 /* The bands run where split loads are slow (Intel): both ways on any machine. */
@@ -176,8 +178,8 @@ static void test_conv2d_blocking(void) {
  * stride and dilation down the columns with dilation along them and asymmetric padding;
  * output rows whose kernel rows all lie in the padding; groups; and rows as wide as the
  * thread's strip holds (3 channels x 6 rows of 3640 floats: 3638 columns) and one past it
- * (the edge-strip path). Where split loads are slow the narrower ones read shifted copies of
- * their rows (whole_rows_shifted): both ways on any machine. */
+ * (the edge-strip path). Where split and 512-bit loads are slow the narrower ones read shifted
+ * copies of their rows (whole_rows_shifted): both ways on any machine. */
 static void whole_rows_cases(void) {
     conv2d_case((fconv_conv2d_desc){.n = 2, .c = 3, .h = 40, .w = 37, .k = 70, .r = 3, .s = 3, .pad_top = 1,
                                     .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
