@@ -226,10 +226,11 @@ static void copy_strip_rows(const fconv_conv2d_desc *d, const float *xg, int64_t
 
 /* Whole rows read their input from shifted copies (S of each row, copy_strip_rows) where split
  * loads are slow and 512-bit loads issue one a cycle (fconv_cpu_info: Ice Lake), and the copies
- * of a task's rows fit this many floats, a core's L1 (48 KiB on Ice Lake and Zen 5). A tap column b of the kernel reads its row at every output column shifted
- * by b, so all but one of every S vector loads straddle two cache lines (two load slots each
- * on Intel's cores, fconv_cpu_info); from S copies, copy b starting at column b, every load
- * is aligned. 2 threads, Ice Lake VM, 21 alternated rounds in one process, medians: 3 -> 64
+ * of a task's rows fit this many floats, a core's L1 (48 KiB on Ice Lake and Zen 5). A tap
+ * column b of the kernel reads its row at every output column shifted by b, so all but one of
+ * every S vector loads straddle two cache lines (two load slots each on Intel's cores,
+ * fconv_cpu_info); from S copies, copy b starting at column b, every load is aligned. 2
+ * threads, Ice Lake VM, 21 alternated rounds in one process, medians: 3 -> 64
  * on 224^2 1.145 -> 1.050 and 1.131 -> 1.083 ms (one thread 2.42 -> 2.21), 3 -> 64 on 112^2
  * 0.306 -> 0.260, 4 -> 64 5x5 on 64^2 0.307 -> 0.254, 8 -> 64 on 112^2 (64 KiB of copies)
  * 0.715 -> 0.692; past L1 they lost: 16 -> 32 on 112^2 (128 KiB) 0.81 -> 0.86, 16 -> 64 on
@@ -249,7 +250,8 @@ static int64_t shifted_copy_stride(const fconv_plan *plan) { return (plan->out_w
  * 0.97-1.01x with the copies). */
 static int whole_rows_shifted(const fconv_plan *plan, int64_t span) {
     const fconv_conv2d_desc *d = &plan->conv2d;
-    return fconv_cpu()->split_loads_slow && fconv_cpu()->wide_loads_slow && fconv_plan_isa(plan) >= FCONV_ISA_AVX512 &&
+    const fconv_cpu_info *cpu = fconv_cpu();
+    return cpu->split_loads_slow && cpu->wide_loads_slow && fconv_plan_isa(plan) >= FCONV_ISA_AVX512 &&
            d->c / d->groups * span * d->s * shifted_copy_stride(plan) <= SHIFTED_STRIP_FLOATS;
 }
 
