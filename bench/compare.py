@@ -371,7 +371,7 @@ def main():
                 paired_ms = quiet(lambda: fastconv_ms(a.cli, args, a.reps))[0]
             rows.append({"group": group, "args": args, "peer": peer[0], "peer_ms": ms, "note": note,
                          "fastconv_ms": paired_ms if paired else fc_ms,
-                         "algo": paired_algo or fc_algo, "gflop": work,
+                         "algo": paired_algo or fc_algo, "gflop": work, "paired": bool(paired and ms),
                          "stream_median_gbs": roofs_now[4] if roofs_now else None, "bandwidth_1d": inproc})
             # The CNN layers again with fastconv channels last (NHWC), against the same oneDNN,
             # which runs in its own layout either way: interleaved as above.
@@ -384,11 +384,12 @@ def main():
                 nhwc_ms = None
                 if paired:
                     ms, note, nhwc_ms, nhwc_algo = quiet(lambda: run_peer(peer, a.reps, "nhwc"))
-                if nhwc_ms is None:
+                nhwc_paired = nhwc_ms is not None
+                if not nhwc_paired:
                     nhwc_ms, nhwc_algo, _ = quiet(lambda: fastconv_ms(a.cli, nhwc, a.reps))
                     ms, note, _, _ = quiet(lambda: run_peer(peer, a.reps))
                 rows.append({"group": group, "args": nhwc, "peer": peer[0], "peer_ms": ms, "note": note,
-                             "fastconv_ms": nhwc_ms, "algo": nhwc_algo, "gflop": work,
+                             "fastconv_ms": nhwc_ms, "algo": nhwc_algo, "gflop": work, "paired": nhwc_paired,
                              "stream_median_gbs": None, "bandwidth_1d": None})
     for r in rows:
         r["gflops"] = r["gflop"] / (r["fastconv_ms"] / 1e3)
@@ -418,7 +419,8 @@ def main():
            f"{THREADS} threads everywhere; median of {a.reps} runs, fastconv re-timed right before each peer "
            "(interleaved): each row's ratio is that pair's, one median each"
            + (" (against oneDNN both in one process, their executes alternated rep by rep: "
-              "bench/onednn_bench.cpp)" if onednn_pairs else "") + ". A timing during which the VM lost more than "
+              "bench/onednn_bench.cpp)" if any(r.get("paired") for r in rows) else "") +
+           ". A timing during which the VM lost more than "
            f"{STEAL_LIMIT:.0%} of its CPU time to the hypervisor (steal in /proc/stat) was taken again, up to "
            f"{STEAL_TRIES} times, the fastest kept: {retaken[0]} retakes for {retaken[1]} timings in this run.",
            roof_text,
