@@ -70,10 +70,11 @@ static void init_blas(void) {
     const struct fconv_kernels *ours = fconv_kernels_for(FCONV_ISA_AUTO);
     const int blas_slower = ours->isa >= FCONV_ISA_AVX2 && !blas_core_vectorized(core);
     use_packed = (env && strcmp(env, "packed") == 0) || blas_slower;
-    if (use_packed)
-        snprintf(backend, sizeof backend, "fastconv packed %s micro-kernel (%s%s)", ours->name,
-                 blas_slower ? "OpenBLAS runs its kernels for " : "FCONV_GEMM=packed",
-                 blas_slower ? (core ? core : "an unknown core") : "");
+    if (blas_slower)
+        snprintf(backend, sizeof backend, "fastconv packed %s micro-kernel (OpenBLAS runs its kernels for %s)",
+                 ours->name, core ? core : "an unknown core");
+    else if (use_packed)
+        snprintf(backend, sizeof backend, "fastconv packed %s micro-kernel (FCONV_GEMM=packed)", ours->name);
     else
         snprintf(backend, sizeof backend,
                  "openblas (%s) below %d columns, fastconv packed %s micro-kernel from there",
