@@ -29,6 +29,11 @@ static double now_ms() {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// The one-line answer when the layer cannot be timed; compare.py reads "unavailable".
+static void print_unavailable(bool wino, const char *why) {
+    std::printf("{\"algo\": \"%s\", \"unavailable\": \"%s\"}\n", wino ? "winograd" : "direct", why);
+}
+
 static double median(std::vector<double> t) {
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
@@ -130,8 +135,7 @@ int main(int argc, char **argv) {
 #ifdef WITH_FASTCONV
         fastconv_layer fc;
         if (layout && !fc.init(v, std::strcmp(layout, "nhwc") == 0, ws)) {
-            std::printf("{\"algo\": \"%s\", \"unavailable\": \"fastconv: %s\"}\n", wino ? "winograd" : "direct",
-                        fc.error.c_str());
+            print_unavailable(wino, ("fastconv: " + fc.error).c_str());
             return 0;
         }
 #endif
@@ -144,8 +148,7 @@ int main(int argc, char **argv) {
 #ifdef WITH_FASTCONV
                 if (is_fastconv) {
                     if (!fc.run()) {
-                        std::printf("{\"algo\": \"%s\", \"unavailable\": \"fastconv: %s\"}\n",
-                                    wino ? "winograd" : "direct", fconv_last_error());
+                        print_unavailable(wino, (std::string("fastconv: ") + fconv_last_error()).c_str());
                         return 0;
                     }
                 } else
@@ -164,7 +167,7 @@ int main(int argc, char **argv) {
 #endif
         std::printf("}\n");
     } catch (const dnnl::error &e) {
-        std::printf("{\"algo\": \"%s\", \"unavailable\": \"%s\"}\n", wino ? "winograd" : "direct", e.what());
+        print_unavailable(wino, e.what());
     }
     return 0;
 }
