@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
         {512, 784, 128},  {256, 784, 512}, {1024, 196, 256}, {2048, 49, 512},
     };
     int threads = argc > 1 ? atoi(argv[1]) : 1;
-    printf("%s; %d thread(s)\n", fconv_gemm_backend(), threads);
+    printf("%s; %d thread(s)\n", fconv_gemm_report(), threads);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         size_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
         float *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b), *c = malloc(m * n * sizeof *c);

@@ -28,6 +28,7 @@ int cmd_info(int argc, char **argv) {
     printf("build:      %s\n", fconv_build_options());
     printf("cpu:        %s\n", fconv_cpu_features());
     printf("isa:        %s\n", fconv_isa_report());
+    printf("gemm:       %s\n", fconv_gemm_report());
     printf("threads:    %d (default)\n", fconv_default_threads());
     printf("devices:    cpu\n");
     for (int d = FCONV_DEVICE_OPENCL; d <= FCONV_DEVICE_CUDA; d++) {

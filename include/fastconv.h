@@ -411,6 +411,13 @@ FCONV_API const char *fconv_build_options(void);
  *  enables them (XGETBV). Static string. */
 FCONV_API const char *fconv_cpu_features(void);
 
+/** Which GEMM the GEMM-based algorithms (im2col, MEC, the Winograd products' NCHW driver)
+ *  run, one line for `fastconv info`: OpenBLAS for narrow products and fastconv's packed
+ *  micro-kernel from a column count on, or the packed micro-kernel alone and why
+ *  (FCONV_GEMM=packed, or an OpenBLAS that runs kernels without AVX2 on this CPU, naming the
+ *  core it chose). Decided once per process, at the first plan or query. Static string. */
+FCONV_API const char *fconv_gemm_report(void);
+
 /** Threads a plan with threads == 0 uses (the OpenMP default; 1 without OpenMP). */
 FCONV_API int fconv_default_threads(void);
 

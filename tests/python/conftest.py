@@ -198,6 +198,7 @@ def _declare(lib):
     fn("fconv_algo_name", ctypes.c_char_p, c_enum)
     fn("fconv_algo_from_name", st, ctypes.c_char_p, ctypes.POINTER(c_enum))
     fn("fconv_version", ctypes.c_char_p)
+    fn("fconv_gemm_report", ctypes.c_char_p)
     fn("fconv_build_options", ctypes.c_char_p)
     fn("fconv_cpu_features", ctypes.c_char_p)
     fn("fconv_default_threads", ctypes.c_int)

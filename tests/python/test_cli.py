@@ -969,3 +969,16 @@ def test_info_lists_algorithms():
         assert "serves" in line
     rc, _, err = run_cli("info", "extra")
     assert rc == 2 and "unexpected" in err
+
+
+def test_info_names_the_gemm():
+    rc, out, err = run_cli("info")
+    assert rc == 0 and err == ""
+    line = next(line for line in out.splitlines() if line.startswith("gemm:"))
+    assert "packed" in line and line == "gemm:       " + get_lib().fconv_gemm_report().decode()
+    # FCONV_GEMM=packed sends every product to the packed kernel, and the line says why
+    p = subprocess.run([cli_path(), "info"], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "FCONV_GEMM": "packed"})
+    line = next(line for line in p.stdout.splitlines() if line.startswith("gemm:"))
+    assert p.returncode == 0 and line.startswith("gemm:       fastconv packed ")
+    assert "FCONV_GEMM=packed" in line or "OpenBLAS runs its kernels for" in line

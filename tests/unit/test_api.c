@@ -884,6 +884,8 @@ static void test_version(void) {
     CHECKF(strcmp(fconv_version(), want) == 0, "\"%s\" vs \"%s\"", fconv_version(), want);
     CHECK(fconv_build_options() != NULL);
     CHECK(fconv_cpu_features() != NULL);
+    CHECK(strstr(fconv_gemm_report(), "packed") != NULL); /* either way, the packed kernel runs some products */
+    CHECK(fconv_gemm_report() == fconv_gemm_report());    /* decided once */
     CHECK(fconv_default_threads() >= 1);
 }
 

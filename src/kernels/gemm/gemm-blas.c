@@ -83,7 +83,7 @@ static void init_blas(void) {
 
 void fconv_gemm_init(void) { pthread_once(&blas_once, init_blas); }
 
-const char *fconv_gemm_backend(void) {
+const char *fconv_gemm_report(void) {
     pthread_once(&blas_once, init_blas);
     return backend;
 }

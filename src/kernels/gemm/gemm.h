@@ -28,9 +28,6 @@ double fconv_gemm_seconds(double m, double n, double k, int threads);
  * shut down (gemm-blas.c says why). Every plan calls it; later calls cost a pthread_once. */
 void fconv_gemm_init(void);
 
-/* Name of the GEMM in use, for `fastconv info` ("openblas 0.3.21 ..."). */
-const char *fconv_gemm_backend(void);
-
 /* fconv_gemm on fastconv's own packed micro-kernel of the given ISA table (gemm-packed.c):
  * same contract, fixed tiles, results independent of the thread count. */
 struct fconv_kernels;
