@@ -9,8 +9,11 @@
  */
 #include <stdint.h>
 
+#include <math.h>
+
 #include "fastconv.h"
 #include "ref/conv-ref.h"
+#include "test-cpu.h"
 #include "test.h"
 
 #define ERROR_BOUND 2e-6 /* mec's documented bound */
@@ -175,6 +178,56 @@ static void test_pointwise(void) {
                       FCONV_ALGO_IM2COL);
 }
 
+/* A 1x1 layer's output streamed (its whole tiles through non-temporal stores: the CPU figure
+ * lowered so that this small one streams) into y on a cache line and 1 and 5 floats past one
+ * (the columns before the first line boundary then a product of their own): the same bits as
+ * plain stores on one thread, on 2 threads, for a batch of 1 and of 2 (an image per thread),
+ * on the best ISA and on AVX2 (whose 8 last columns of 104 go to the few-column kernel). */
+static void test_pointwise_streamed(void) {
+    fconv_cpu_info *cpu = test_cpu_figures();
+    const double saved = cpu->gemm_stream_output_bytes;
+    for (int avx2 = 0; avx2 <= 1; avx2++)
+        for (int64_t n = 1; n <= 2; n++)
+            for (int shape = 0; shape < 2; shape++) {
+                const fconv_conv2d_desc d = {.n = n, .c = 24, .h = shape ? 13 : 9, .w = shape ? 8 : 16, .k = 40,
+                                             .r = 1, .s = 1, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU};
+                const size_t nx = (size_t)(n * 24 * d.h * d.w), nw = 40 * 24, ny = (size_t)(n * 40 * d.h * d.w);
+                float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), bias[40];
+                float *want = malloc(ny * sizeof *want), *ybuf = fconv_alloc_aligned((ny + 16) * sizeof *ybuf);
+                test_fill_random(x, nx);
+                test_fill_random(w, nw);
+                test_fill_random(bias, 40);
+                for (int threads = 1; threads <= 2; threads++) {
+                    fconv_plan *plan;
+                    const fconv_options o = {.algo = FCONV_ALGO_IM2COL, .threads = threads,
+                                             .max_isa = avx2 ? FCONV_ISA_AVX2 : FCONV_ISA_AUTO};
+                    fconv_status st = fconv_plan_conv2d(&d, &o, w, bias, &plan);
+                    CHECKF(st == FCONV_OK, "%s", fconv_last_error());
+                    if (st != FCONV_OK) continue;
+                    if (threads == 1) { /* plain stores */
+                        cpu->gemm_stream_output_bytes = INFINITY;
+                        CHECK(fconv_execute(plan, x, NULL, NULL, want) == FCONV_OK);
+                        double err = fconv_ref_normalized_error(plan, x, w, bias, want, 1, NULL);
+                        CHECKF(err <= ERROR_BOUND, "normalized error %.3g", err);
+                    }
+                    cpu->gemm_stream_output_bytes = 0.0;
+                    for (size_t off = 0; off <= 5; off += off ? 4 : 1) {
+                        test_fill_random(ybuf, ny + 16);
+                        CHECK(fconv_execute(plan, x, NULL, NULL, ybuf + off) == FCONV_OK);
+                        CHECKF(memcmp(want, ybuf + off, ny * sizeof *want) == 0,
+                               "%s batch %lld, %lldx%lld, %d threads, y %zu floats past a line: streamed differs",
+                               avx2 ? "avx2" : "best ISA", (long long)n, (long long)d.h, (long long)d.w, threads, off);
+                    }
+                    cpu->gemm_stream_output_bytes = saved;
+                    fconv_plan_destroy(plan);
+                }
+                free(x);
+                free(w);
+                free(want);
+                fconv_free_aligned(ybuf);
+            }
+}
+
 int main(void) {
     test_init();
     fconv_algo_info info;
@@ -185,5 +238,6 @@ int main(void) {
     TEST(test_smaller_than_im2col);
     TEST(test_rare_paths);
     TEST(test_pointwise);
+    TEST(test_pointwise_streamed);
     return test_finish();
 }

@@ -63,7 +63,7 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
         /* Streamed into a C whose rows all start on a cache line (the non-temporal tiles),
          * then into the unaligned one (plain stores): the same bits. */
         const size_t lds = (n + 15) / 16 * 16;
-        float *cs = fconv_alloc_aligned(sizeof(float) * (m * lds + 1));
+        float *cs = fconv_alloc_aligned(sizeof(float) * (m * lds + 16));
         for (int threads = 1; threads <= 2; threads++) {
             test_fill_random(cs, m * lds);
             fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, cs, lds, 1, NULL, 0);
@@ -71,6 +71,17 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
             for (size_t i = 0; i < m; i++) same &= memcmp(c1 + i * ldc, cs + i * lds, sizeof(float) * n) == 0;
             CHECKF(same, "%s m=%zu n=%zu k=%zu: prepacked A streamed (aligned C) on %d threads differs", kern->name,
                    m, n, k, threads);
+            /* rows that all begin `off` floats past a line: the columns before the first
+             * boundary, the streamed ones and the few-column kernel's each a product of their
+             * own, the same bits */
+            for (size_t off = 1; off < 16; off += 6) {
+                test_fill_random(cs, m * lds + 16);
+                fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, cs + off, lds, 1, NULL, 0);
+                same = 1;
+                for (size_t i = 0; i < m; i++) same &= memcmp(c1 + i * ldc, cs + off + i * lds, sizeof(float) * n) == 0;
+                CHECKF(same, "%s m=%zu n=%zu k=%zu: prepacked A streamed (C %zu floats past a line) on %d threads differs",
+                       kern->name, m, n, k, off, threads);
+            }
         }
         memcpy(c2, c0, sizeof(float) * m * ldc);
         fconv_gemm_prepacked(kern, 2, m, n, k, ap, b, ldb, c2, ldc, 1, NULL, 0);
@@ -93,13 +104,16 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
                        "%s m=%zu n=%zu k=%zu: prepacked A with bias %d relu %d on %d threads differs", kern->name,
                        m, n, k, bi != NULL, relu, threads);
             }
-            /* streamed whole tiles (rows on cache lines) with the epilogue in their registers */
-            test_fill_random(cs, m * lds);
-            fconv_gemm_prepacked(kern, 2, m, n, k, ap, b, ldb, cs, lds, 1, bi, relu);
-            int same = 1;
-            for (size_t i = 0; i < m; i++) same &= memcmp(c3 + i * ldc, cs + i * lds, sizeof(float) * n) == 0;
-            CHECKF(same, "%s m=%zu n=%zu k=%zu: prepacked A streamed with bias %d relu %d differs", kern->name, m, n,
-                   k, bi != NULL, relu);
+            /* streamed whole tiles (rows on cache lines, or 3 floats past) with the epilogue in
+             * their registers */
+            for (size_t off = 0; off <= 3; off += 3) {
+                test_fill_random(cs, m * lds + 16);
+                fconv_gemm_prepacked(kern, 2, m, n, k, ap, b, ldb, cs + off, lds, 1, bi, relu);
+                int same = 1;
+                for (size_t i = 0; i < m; i++) same &= memcmp(c3 + i * ldc, cs + off + i * lds, sizeof(float) * n) == 0;
+                CHECKF(same, "%s m=%zu n=%zu k=%zu: prepacked A streamed (%zu floats past a line) with bias %d relu %d "
+                       "differs", kern->name, m, n, k, off, bi != NULL, relu);
+            }
         }
         free(bias);
         fconv_free_aligned(cs);
@@ -419,6 +433,8 @@ static void test_gemm_all_isas(void) {
                 check_gemm(kern, m, 2 * kern->gemm_nr + 3, 5, 0, 0, 0);
             for (size_t n = 1; n <= 4 * kern->gemm_nr + 1; n++)
                 check_gemm(kern, 7, n, 9, 0, 0, 1);
+            for (size_t n = kern->gemm_nr + 1; n <= 2 * kern->gemm_nr + 16; n++) /* every last sliver, streamed */
+                check_gemm(kern, 9, n, 7, 0, 0, 0);
             check_gemm(kern, 150, 1030, 140, 0, 0, 0); /* crosses MC 144 and NC 512 */
             check_gemm(kern, 40, 1100, 700, 0, 0, 1); /* A packed whole for 3 column chunks, 3 k steps */
             check_gemm(kern, 13, 37, 330, 1, 0, 1);  /* two k steps (k > KC_MAX 320), transposed A */
