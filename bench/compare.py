@@ -5,7 +5,8 @@ For each shape of `fastconv bench suite --list` (one table, in cli/bench-shapes.
 (AUTO, through `fastconv bench ... --json`) and, interleaved with it, cv2.filter2D
 (preallocated output), scipy.signal.fftconvolve / oaconvolve (scipy.fft workers=2),
 numpy.convolve, torch.nn.functional.conv2d (NCHW and channels_last) and oneDNN's own API
-(direct and Winograd, bench/onednn_bench.cpp), all with 2 threads, median of >= 7 runs.
+(direct and Winograd in its own blocked layouts, and direct on the row's plain layout,
+bench/onednn_bench.cpp), all with 2 threads, median of >= 7 runs.
 Writes the block between <!-- BEGIN peers (bench/compare.py) --> and <!-- END peers --> of
 docs/benchmarks.md (ratio = peer time / fastconv time: > 1 means fastconv is faster) and
 PNG plots under docs/bench/. Needs scripts/install-bench-deps.sh.
@@ -163,19 +164,30 @@ def peers_for(shape, onednn, reps):
         peers.append(("torch conv2d NCHW", torch_run(x, wt)))
         peers.append(("torch conv2d channels_last", torch_run(xcl, wcl)))
         if onednn:
-            for algo in ("direct", "winograd"):
+            # its own layouts (the targets' bar), then its direct primitive on the tensors as
+            # fastconv reads and writes them (DIRECT_PLAIN: the algo argument follows the row's layout)
+            for algo in ("direct", "winograd", DIRECT_PLAIN):
                 cmd = [onednn] + [str(v) for v in (n, c, h, w, k, r, s, stride, pad)] + [algo, str(reps)]
-                peers.append((f"oneDNN {algo}", None, cmd))
+                peers.append((ONEDNN_PLAIN if algo == DIRECT_PLAIN else f"oneDNN {algo}", None, cmd))
     return peers
 
 
-def run_peer(peer, reps, layout=None):
+# oneDNN's direct primitive given the input and output in the row's plain layout (NCHW, or NHWC in
+# the rows that end in --layout nhwc): bench/onednn_bench.cpp's direct-nchw and direct-nhwc. Not a
+# target's bar; it says how much of a gap to oneDNN's rows is the blocked layout they run in.
+DIRECT_PLAIN = "direct-plain"
+ONEDNN_PLAIN = "oneDNN direct, plain layout"
+
+
+def run_peer(peer, reps, layout=None, paired=True):
     """(peer ms or None, note, fastconv ms, fastconv's algorithm): the last two only where a
-    oneDNN peer ran with fastconv in its process (layout: nchw or nhwc), else None."""
+    oneDNN peer ran with fastconv in its process (paired, in layout nchw or nhwc), else None.
+    layout also picks the plain layout of ONEDNN_PLAIN (nchw without one)."""
     if peer[1] is not None:
         return median_ms(peer[1], reps), "", None, None
     env = dict(os.environ, OMP_NUM_THREADS=str(THREADS))
-    cmd = peer[2] + ([layout] if layout else [])
+    cmd = [f"direct-{layout or 'nchw'}" if a == DIRECT_PLAIN else a for a in peer[2]]
+    cmd += [layout] if layout and paired else []
     row = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
     if "unavailable" in row:
         return None, row["unavailable"], None, None
@@ -366,7 +378,7 @@ def main():
             # (bandwidth_1d.c), or else the memory rate in another, right after fastconv's timing
             inproc = bandwidth_1d(bw1d, a.reps) if args == BANDWIDTH_1D and bw1d else None
             roofs_now = measured_roofs(a.cli) if args == BANDWIDTH_1D and not inproc else None
-            ms, note, paired_ms, paired_algo = quiet(lambda: run_peer(peer, a.reps, "nchw" if paired else None))
+            ms, note, paired_ms, paired_algo = quiet(lambda: run_peer(peer, a.reps, "nchw", paired))
             if paired and paired_ms is None:  # oneDNN unavailable here: fastconv alone, through the CLI
                 paired_ms = quiet(lambda: fastconv_ms(a.cli, args, a.reps))[0]
             rows.append({"group": group, "args": args, "peer": peer[0], "peer_ms": ms, "note": note,
@@ -387,7 +399,7 @@ def main():
                 nhwc_paired = nhwc_ms is not None
                 if not nhwc_paired:
                     nhwc_ms, nhwc_algo, _ = quiet(lambda: fastconv_ms(a.cli, nhwc, a.reps))
-                    ms, note, _, _ = quiet(lambda: run_peer(peer, a.reps))
+                    ms, note, _, _ = quiet(lambda: run_peer(peer, a.reps, "nhwc", paired=False))
                 rows.append({"group": group, "args": nhwc, "peer": peer[0], "peer_ms": ms, "note": note,
                              "fastconv_ms": nhwc_ms, "algo": nhwc_algo, "gflop": work, "paired": nhwc_paired,
                              "stream_median_gbs": None, "bandwidth_1d": None})
@@ -429,7 +441,10 @@ def main():
            "and writes NCHW (rows whose problem ends in `--layout nhwc`: channels last, NHWC, against "
            "the same oneDNN timed again); oneDNN (bench/onednn_bench.cpp) runs in the layouts it prefers (format "
            "`any`: channel-blocked, nChw16c-style on AVX-512), its reorders from and to NCHW left out of "
-           "the timing, as a framework keeping blocked tensors between layers would run it.", "",
+           "the timing, as a framework keeping blocked tensors between layers would run it; its row "
+           f"\"{ONEDNN_PLAIN}\" gives the direct primitive the input and output in the row's own layout "
+           "(NCHW, or NHWC in the --layout nhwc rows), as a caller holding such tensors runs it without "
+           "reorders: not a target's bar, it shows how much of a gap is the blocked layout.", "",
            "| group | problem | fastconv (auto algo) ms | GFLOP/s | % peak | peer | peer ms | ratio |",
            "|---|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -1,6 +1,11 @@
 // onednn_bench.cpp — time one conv2d forward-inference layer through oneDNN's own C++ API
 // (direct or Winograd primitive, f32, NCHW user memory, reorders outside the timed loop) and
 // print one JSON object. Used by bench/compare.py; threads come from OMP_NUM_THREADS.
+// direct and winograd let oneDNN lay out the tensors as it prefers (format `any`: channel-blocked
+// on AVX-512) and leave the reorders to and from it out of the timing, as a framework that keeps
+// blocked tensors between layers runs it; direct-nchw and direct-nhwc give the direct primitive
+// the input and output in that plain layout (the weights still its own), as a caller holding
+// NCHW or channels-last tensors runs it without reorders — what fastconv reads and writes.
 // With a layout argument (nchw or nhwc) and fastconv.h on the include path, fastconv's AUTO plan
 // of the same layer (that layout, OMP_NUM_THREADS threads, its workspace allocated once, as
 // `fastconv bench` runs it) is timed in the same process, the two executes alternated rep by rep
@@ -10,7 +15,7 @@
 // Build: g++ -O2 -std=c++17 bench/onednn_bench.cpp -ldnnl -o build/onednn_bench
 //    or: g++ -O2 -std=c++17 -Iinclude bench/onednn_bench.cpp -ldnnl -Lbuild -lfastconv
 //            -Wl,-rpath,$PWD/build -o build/onednn_bench
-// Usage: onednn_bench N C H W K R S STRIDE PAD direct|winograd REPS [nchw|nhwc]
+// Usage: onednn_bench N C H W K R S STRIDE PAD direct|winograd|direct-nchw|direct-nhwc REPS [nchw|nhwc]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -30,8 +35,8 @@ static double now_ms() {
 }
 
 // The one-line answer when the layer cannot be timed; compare.py reads "unavailable".
-static void print_unavailable(bool wino, const char *why) {
-    std::printf("{\"algo\": \"%s\", \"unavailable\": \"%s\"}\n", wino ? "winograd" : "direct", why);
+static void print_unavailable(const char *algo, const char *why) {
+    std::printf("{\"algo\": \"%s\", \"unavailable\": \"%s\"}\n", algo, why);
 }
 
 static double median(std::vector<double> t) {
@@ -43,7 +48,10 @@ static double median(std::vector<double> t) {
 // fastconv's AUTO plan of the layer and what its execute needs; run() returns false on failure.
 struct fastconv_layer {
     fconv_plan *plan = nullptr;
-    std::vector<float> x, y;
+    std::vector<float> x;
+    float *y = nullptr; // 64-byte aligned, as `fastconv bench` and fastconv.h's advice have it
+                        // (from std::vector's 16 bytes, the GEMM's whole tiles did not stream
+                        // until 2026-11-30: 8 x 64 x 56^2 -> 256 1x1 6.5 ms against 3.8)
     void *workspace = nullptr;
     size_t workspace_bytes = 0;
     std::string error;
@@ -64,7 +72,12 @@ struct fastconv_layer {
             return false;
         }
         x.assign((size_t)fconv_plan_input_elements(plan), 0.5f);
-        y.resize((size_t)fconv_plan_output_elements(plan));
+        const size_t y_bytes = (size_t)fconv_plan_output_elements(plan) * sizeof(float);
+        y = static_cast<float *>(std::aligned_alloc(64, (y_bytes + 63) / 64 * 64));
+        if (!y) {
+            error = "cannot allocate the output";
+            return false;
+        }
         workspace_bytes = fconv_plan_workspace_size(plan);
         workspace = workspace_bytes ? std::malloc(workspace_bytes) : nullptr;
         if (workspace_bytes && !workspace) {
@@ -74,11 +87,12 @@ struct fastconv_layer {
         return true;
     }
     bool run() {
-        return fconv_execute_with_workspace(plan, x.data(), nullptr, nullptr, y.data(), workspace,
+        return fconv_execute_with_workspace(plan, x.data(), nullptr, nullptr, y, workspace,
                                             workspace_bytes) == FCONV_OK;
     }
     ~fastconv_layer() {
         fconv_plan_destroy(plan);
+        std::free(y);
         std::free(workspace);
     }
 };
@@ -86,13 +100,21 @@ struct fastconv_layer {
 
 int main(int argc, char **argv) {
     if (argc != 12 && argc != 13) {
-        std::fprintf(stderr, "usage: %s N C H W K R S STRIDE PAD direct|winograd REPS [nchw|nhwc]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s N C H W K R S STRIDE PAD direct|winograd|direct-nchw|direct-nhwc REPS [nchw|nhwc]\n",
+                     argv[0]);
         return 2;
     }
     long v[9];
     for (int i = 0; i < 9; i++) v[i] = std::atol(argv[i + 1]);
     const long n = v[0], c = v[1], h = v[2], w = v[3], k = v[4], r = v[5], s = v[6], st = v[7], pad = v[8];
-    const bool wino = std::strcmp(argv[10], "winograd") == 0;
+    const char *algo = argv[10];
+    const bool wino = std::strcmp(algo, "winograd") == 0, plain_nchw = std::strcmp(algo, "direct-nchw") == 0,
+               plain_nhwc = std::strcmp(algo, "direct-nhwc") == 0, plain = plain_nchw || plain_nhwc;
+    if (!wino && !plain && std::strcmp(algo, "direct") != 0) {
+        std::fprintf(stderr, "%s: the primitive must be direct, winograd, direct-nchw or direct-nhwc, not '%s'\n",
+                     argv[0], algo);
+        return 2;
+    }
     const int reps = std::max(1, std::atoi(argv[11]));
     const char *layout = argc == 13 ? argv[12] : nullptr;
     if (layout && std::strcmp(layout, "nchw") != 0 && std::strcmp(layout, "nhwc") != 0) {
@@ -113,9 +135,10 @@ int main(int argc, char **argv) {
         engine eng(engine::kind::cpu, 0);
         stream strm(eng);
         memory::dims src_d = {n, c, h, w}, wei_d = {k, c, r, s}, dst_d = {n, k, p, q};
-        auto src_any = memory::desc(src_d, dt::f32, tag::any);
+        const tag data = plain_nchw ? tag::nchw : plain_nhwc ? tag::nhwc : tag::any;
+        auto src_any = memory::desc(src_d, dt::f32, data);
         auto wei_any = memory::desc(wei_d, dt::f32, tag::any);
-        auto dst_any = memory::desc(dst_d, dt::f32, tag::any);
+        auto dst_any = memory::desc(dst_d, dt::f32, data);
         auto desc = convolution_forward::desc(prop_kind::forward_inference,
                                               wino ? algorithm::convolution_winograd : algorithm::convolution_direct,
                                               src_any, wei_any, dst_any, {st, st}, {pad, pad}, {pad, pad});
@@ -135,7 +158,7 @@ int main(int argc, char **argv) {
 #ifdef WITH_FASTCONV
         fastconv_layer fc;
         if (layout && !fc.init(v, std::strcmp(layout, "nhwc") == 0, ws)) {
-            print_unavailable(wino, ("fastconv: " + fc.error).c_str());
+            print_unavailable(algo, ("fastconv: " + fc.error).c_str());
             return 0;
         }
 #endif
@@ -148,7 +171,7 @@ int main(int argc, char **argv) {
 #ifdef WITH_FASTCONV
                 if (is_fastconv) {
                     if (!fc.run()) {
-                        print_unavailable(wino, (std::string("fastconv: ") + fconv_last_error()).c_str());
+                        print_unavailable(algo, (std::string("fastconv: ") + fconv_last_error()).c_str());
                         return 0;
                     }
                 } else
@@ -158,8 +181,8 @@ int main(int argc, char **argv) {
                 if (i) (is_fastconv ? tf : t).push_back(ms);
             }
         }
-        std::printf("{\"algo\": \"%s\", \"impl\": \"%s\", \"median_ms\": %.6f, \"min_ms\": %.6f",
-                    wino ? "winograd" : "direct", pd.impl_info_str(), median(t), *std::min_element(t.begin(), t.end()));
+        std::printf("{\"algo\": \"%s\", \"impl\": \"%s\", \"median_ms\": %.6f, \"min_ms\": %.6f", algo,
+                    pd.impl_info_str(), median(t), *std::min_element(t.begin(), t.end()));
 #ifdef WITH_FASTCONV
         if (layout)
             std::printf(", \"fastconv_median_ms\": %.6f, \"fastconv_algo\": \"%s\"", median(tf),
@@ -167,7 +190,7 @@ int main(int argc, char **argv) {
 #endif
         std::printf("}\n");
     } catch (const dnnl::error &e) {
-        print_unavailable(wino, e.what());
+        print_unavailable(algo, e.what());
     }
     return 0;
 }
