@@ -88,12 +88,13 @@ static int image_per_thread(const fconv_plan *plan) {
  * weights passes over it (a Zen 4 core's L2). */
 #define POINTWISE_INPUT_L2_BYTES (1024.0 * 1024)
 
-/* Where the GEMM runs on the wide tile (fconv_gemm_wide_tile, fconv_cpu_info.gemm_wide_tile)
- * its 1x1 products ran 1.03-1.30x faster than on the 8 x 32
- * tile the rates below were fitted to, and on 56^2 to 14^2 maps, where this model had them
- * tie with implicit-gemm, 1.02-1.23x faster than implicit-gemm (7^2 maps 0.88-0.97x: left
- * to it). Ice Lake VM, 2 threads, ResNet-50's NCHW 1x1 layers at batch 1 and 8, 7-21
- * alternated rounds in one process. */
+/* On the wide tile's cores (fconv_cpu_info.gemm_wide_tile) the 1x1 products ran 1.03-1.30x
+ * faster than on the 8 x 32 tile the rates below were fitted to, and on 56^2 to 14^2 maps,
+ * where this model had them tie with implicit-gemm, 1.02-1.23x faster than implicit-gemm (7^2
+ * maps 0.88-0.97x: left to it). Ice Lake VM, 2 threads, ResNet-50's NCHW 1x1 layers at batch
+ * 1 and 8, 7-21 alternated rounds in one process. (Where 512-bit loads issue two a cycle the
+ * products of depth 128 and more later went back to the 8 x 32 tile, which ran them as fast or
+ * faster there: fconv_gemm_wide_tile.) */
 #define POINTWISE_WIDE_TILE_SPEEDUP 1.11
 /* Products at least this deep gain nothing from the wide tile where 512-bit loads issue two a
  * cycle: on an Emerald Rapids VM it ran them 0.92-1.07x, and implicit-gemm ran ResNet-50's NCHW
@@ -129,7 +130,8 @@ double fconv_conv2d_pointwise_seconds(const fconv_plan *plan) {
      * threads, Zen 5), while 8 x 256 x 56^2 -> 128 (38.5 MB) ran im2col in 5.0-7.0 ms against
      * implicit-gemm's 5.1. */
     if (bytes > FCONV_LLC_BYTES) per_block += fconv_stream_seconds(4.0 * depth * pixels);
-    if (fconv_gemm_wide_tile(plan->kernels) && (fconv_cpu()->wide_loads_slow || depth < POINTWISE_WIDE_TILE_DEEP))
+    if (plan->kernels->gemm_ukernel_wide && fconv_cpu()->gemm_wide_tile &&
+        (fconv_cpu()->wide_loads_slow || depth < POINTWISE_WIDE_TILE_DEEP))
         per_block /= POINTWISE_WIDE_TILE_SPEEDUP;
     return (double)d->n * (double)d->groups * per_block / (double)(plan->threads / threads);
 }

@@ -299,6 +299,8 @@ typedef struct fconv_cpu_info {
      * VM (model 207, two 512-bit loads a cycle) 1 x 64 x 56^2 -> 64 1.09x, -> 256 1.14x, 256 ->
      * 64 1.07x, 128 -> 512 on 28^2 1.08x, 8 x 64 x 56^2 -> 64 1.15x, 8 x 256 x 56^2 -> 64 1.22x,
      * 8 x 128 x 28^2 -> 512 1.17x; its 3x3 im2col layers and 1x1 of depth 512-2048 0.92-1.07x.
+     * Three later sittings there found the depth-256 rows the other way round (8 x 32 1.03-1.11x
+     * faster): on such cores only k steps below 128 take the wide tile (gemm-packed.c).
      * From the CPU model: the Ice Lake models of wide_loads_slow, Emerald Rapids (207), and
      * Sapphire Rapids (143, the same core, taken alike); other cores unmeasured, unset. */
     int gemm_wide_tile;

@@ -371,7 +371,8 @@ static void check_b_placement(const struct fconv_kernels *kern) {
     free(c1);
 }
 
-/* The products' bits with the wide tile and without (gemm_wide_tile set and unset): B in
+/* The products' bits with the wide tile and without (gemm_wide_tile, with wide_loads_slow so
+ * that every k step takes it, set and unset): B in
  * place (k <= 64 from a vector boundary) or packed, A packed beforehand or not, several row
  * blocks, k steps and column chunks, streamed with the epilogue, 1 and 2 threads. */
 static void check_wide_same_bits(const struct fconv_kernels *kern) {
@@ -389,6 +390,7 @@ static void check_wide_same_bits(const struct fconv_kernels *kern) {
         fconv_gemm_pack_a(kern, m, k, a, k, ap);
         for (int wide = 0; wide < 2; wide++) {
             cpu->gemm_wide_tile = wide;
+            cpu->wide_loads_slow = wide; /* the wide tile at every depth */
             for (int v = 0; v < 3; v++) c[wide][v] = fconv_alloc_aligned(sizeof(float) * m * n);
             fconv_gemm_packed(kern, 1 + wide, 0, 0, m, n, k, a, k, b, n, 0, c[wide][0], n);
             fconv_gemm_prepacked(kern, 2 - wide, m, n, k, ap, b, n, c[wide][1], n, 0, NULL, 0);
@@ -424,9 +426,11 @@ static void test_gemm_all_isas(void) {
         if (kern->gemm_ukernel_wide) check_ukernel_wide(kern);
         /* the products with the wide tile (gemm_wide_tile) and without, on any machine */
         fconv_cpu_info *cpu = test_cpu_figures();
-        const int saved = cpu->gemm_wide_tile;
-        for (int wide = 0; wide <= (kern->gemm_ukernel_wide != NULL); wide++) {
-            cpu->gemm_wide_tile = wide;
+        const int saved = cpu->gemm_wide_tile, saved_loads = cpu->wide_loads_slow;
+        /* 0: without; 1: k steps below 128 (two 512-bit loads a cycle); 2: every step */
+        for (int wide = 0; wide <= (kern->gemm_ukernel_wide != NULL ? 2 : 0); wide++) {
+            cpu->gemm_wide_tile = wide > 0;
+            cpu->wide_loads_slow = wide == 2;
             check_b_placement(kern);
             /* every remainder of MR and NR, once each */
             for (size_t m = 1; m <= 2 * kern->gemm_mr + 1; m++)
@@ -451,6 +455,7 @@ static void test_gemm_all_isas(void) {
         }
         if (kern->gemm_ukernel_wide) check_wide_same_bits(kern);
         cpu->gemm_wide_tile = saved;
+        cpu->wide_loads_slow = saved_loads;
     }
 }
 

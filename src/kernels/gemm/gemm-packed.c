@@ -312,9 +312,20 @@ static int b_in_place(const struct fconv_kernels *kern, int trans_b, size_t k, c
     return 1;
 }
 
-/* Where the wide tile ran the products faster (fconv_cpu_info.gemm_wide_tile). */
-int fconv_gemm_wide_tile(const struct fconv_kernels *kern) {
-    return kern->gemm_ukernel_wide && fconv_cpu()->gemm_wide_tile;
+/* Where 512-bit loads issue two a cycle (fconv_cpu_info.wide_loads_slow unset) the wide tile
+ * takes k steps shallower than this only: its pair of slivers (2 x NR x kc floats, 16 KiB at
+ * 64) then stays in L1 beside A; from 128 on (32 KiB of a 48 KiB L1) the 8 x 32 tile, whose
+ * one sliver fits, ran as fast or faster (Emerald Rapids VM, 2 threads, im2col, 15-31
+ * alternated rounds in one process, three sittings: 1x1 of depth 256 1.03-1.11x (256 -> 64 on
+ * 56^2, batch 1 and 8, 256 -> 1024 on 14^2), 512 and 1024 1.01-1.09x, 3x3 of depth 576 and
+ * 1152 1.04x, depth 128 0.99-1.07x; depth 64 0.95-1.01x, which keeps the wide tile). Where
+ * loads set the pace (Ice Lake) its 8 loads a step against 8 x 32's 10 paid at every depth
+ * (internal.h). */
+#define WIDE_TILE_STEP_BELOW 128
+
+int fconv_gemm_wide_tile(const struct fconv_kernels *kern, size_t kc) {
+    const fconv_cpu_info *cpu = fconv_cpu();
+    return kern->gemm_ukernel_wide && cpu->gemm_wide_tile && (cpu->wide_loads_slow || kc < WIDE_TILE_STEP_BELOW);
 }
 
 static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a, int trans_b, size_t m, size_t n,
@@ -348,7 +359,7 @@ static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a,
         }
     if (n_blocks > slivers) n_blocks = slivers;
     if (groups > row_slivers) groups = row_slivers;
-    const fconv_gemm_ukernel_wide_fn wide = fconv_gemm_wide_tile(kern) ? kern->gemm_ukernel_wide : NULL;
+    const fconv_gemm_ukernel_wide_fn wide = fconv_gemm_wide_tile(kern, k_step(k)) ? kern->gemm_ukernel_wide : NULL;
     struct packed_ctx g = {kern, trans_a, trans_b, accumulate, stream && !accumulate && c_written_once(k),
                            m, n, k, lda, ldb, ldc, k_step(k), n_blocks, groups, a, b, a_packed, c, bias, relu,
                            b_in_place(kern, trans_b, k, b, ldb, wide ? 2 * nr : nr), wide, whole_tile_edge};
