@@ -267,13 +267,16 @@ static void test_conv2d_blocks(void) {
 }
 
 /* An output large enough to be streamed (non-temporal stores: NCHW, the NCHW driver's rows a
- * whole number of vectors and winograd-rows' rows; NHWC, the channels-last driver's tiles),
- * 64-byte aligned and not (plain stores): against the reference, the same bits either way,
+ * whole number of vectors, through the scatters of F(2x2), F(4x4) and the stride-2 phases'
+ * F(3x3, 4x4), and winograd-rows' rows; NHWC, the channels-last driver's tiles), 64-byte aligned
+ * and 1 and 5 floats past a line (plain stores): against the reference, the same bits either way,
  * and for 1 and 2 threads (each worker fences its own streamed stores). Rows of 160 columns:
  * winograd-rows' steps of 64 end in a partial one, whose whole vectors stream too. k <= 136. */
-static void streamed_output(fconv_algo algo, fconv_layout layout, int64_t c, int64_t k) {
-    const fconv_conv2d_desc d = {.n = 1, .c = c, .h = 128, .w = 160, .k = k, .r = 3, .s = 3, .pad_top = 1,
-                                 .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
+static void streamed_output(fconv_algo algo, fconv_layout layout, int64_t c, int64_t k, int64_t r, int64_t stride) {
+    const int64_t pad = r / 2;
+    const fconv_conv2d_desc d = {.n = 1, .c = c, .h = 128 * stride, .w = 160 * stride, .k = k, .r = r, .s = r,
+                                 .stride_h = stride, .stride_w = stride, .pad_top = pad, .pad_left = pad,
+                                 .pad_bottom = pad, .pad_right = pad, .has_bias = 1,
                                  .activation = FCONV_ACTIVATION_RELU, .layout = layout};
     float *y1 = NULL;
     for (int threads = 1; threads <= 2; threads++) {
@@ -290,7 +293,7 @@ static void streamed_output(fconv_algo algo, fconv_layout layout, int64_t c, int
         test_fill_random(w, (size_t)nw);
         test_fill_random(bias, (size_t)k);
         test_rng_state = saved;
-        for (size_t shift = 0; shift <= 1; shift++) {
+        for (size_t shift = 0; shift <= 5; shift += shift ? 4 : 1) { /* y 0, 1 and 5 floats past a line */
             float *y = ybuf + shift;
             CHECK(fconv_execute(plan, x, w, bias, y) == FCONV_OK);
             if (!y1) {
@@ -312,9 +315,11 @@ static void streamed_output(fconv_algo algo, fconv_layout layout, int64_t c, int
 }
 
 static void test_streamed_output(void) {
-    streamed_output(FCONV_ALGO_WINOGRAD_4X4, FCONV_LAYOUT_NCHW, 3, 128);
-    streamed_output(FCONV_ALGO_WINOGRAD_4X4, FCONV_LAYOUT_NHWC, 16, 128);
-    streamed_output(FCONV_ALGO_WINOGRAD_ROWS, FCONV_LAYOUT_NCHW, 3, 136); /* blocks of 64, 64 and 8 channels */
+    streamed_output(FCONV_ALGO_WINOGRAD_4X4, FCONV_LAYOUT_NCHW, 3, 128, 3, 1);
+    streamed_output(FCONV_ALGO_WINOGRAD_2X2, FCONV_LAYOUT_NCHW, 3, 128, 3, 1);
+    streamed_output(FCONV_ALGO_WINOGRAD_STRIDE2, FCONV_LAYOUT_NCHW, 3, 128, 7, 2); /* the stem's scatter, m = 3 */
+    streamed_output(FCONV_ALGO_WINOGRAD_4X4, FCONV_LAYOUT_NHWC, 16, 128, 3, 1);
+    streamed_output(FCONV_ALGO_WINOGRAD_ROWS, FCONV_LAYOUT_NCHW, 3, 136, 3, 1); /* blocks of 64, 64 and 8 channels */
 }
 
 /* Where 512-bit loads are slow (fconv_cpu_info.wide_loads_slow) two AVX-512 kernels take some
