@@ -94,7 +94,7 @@ static int image_per_thread(const fconv_plan *plan) {
  * maps 0.88-0.97x: left to it). Ice Lake VM, 2 threads, ResNet-50's NCHW 1x1 layers at batch
  * 1 and 8, 7-21 alternated rounds in one process. (Where 512-bit loads issue two a cycle the
  * products of depth 128 and more later went back to the 8 x 32 tile, which ran them as fast or
- * faster there: fconv_gemm_wide_tile.) */
+ * faster there: gemm-packed.c's wide_tile().) */
 #define POINTWISE_WIDE_TILE_SPEEDUP 1.11
 /* Products at least this deep gain nothing from the wide tile where 512-bit loads issue two a
  * cycle: on an Emerald Rapids VM it ran them 0.92-1.07x, and implicit-gemm ran ResNet-50's NCHW

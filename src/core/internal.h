@@ -292,8 +292,8 @@ typedef struct fconv_cpu_info {
      * 207, which issues two a cycle, those shuffles made Winograd's F(4x4) products 0.82-0.91x
      * as fast: unset there). */
     int wide_loads_slow;
-    /* The packed GEMM runs pairs of B slivers on its wide tile (fconv_gemm_wide_tile, which the
-     * pointwise cost counts): half an A panel against 64 columns. Where measured it ran the
+    /* The packed GEMM runs pairs of B slivers on its wide tile (gemm-packed.c's wide_tile(); the
+     * pointwise cost counts it): half an A panel against 64 columns. Where measured it ran the
      * NCHW 1x1 layers faster than 8 x 32 whether or not the loads set the pace (2 threads,
      * alternated rounds in one process, im2col): the Ice Lake VM 1.03-1.30x; an Emerald Rapids
      * VM (model 207, two 512-bit loads a cycle) 1 x 64 x 56^2 -> 64 1.09x, -> 256 1.14x, 256 ->

@@ -35,12 +35,6 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
                        size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb,
                        int accumulate, float *c, size_t ldc);
 
-/* Whether the packed GEMM of this ISA table runs pairs of B slivers on its wide tile for k
- * steps of kc (gemm_ukernel_wide: the table has one, fconv_cpu_info.gemm_wide_tile is set, and
- * where 512-bit loads issue two a cycle the step is shallow: gemm-packed.c), for the drivers
- * and the cost models that count it. */
-int fconv_gemm_wide_tile(const struct fconv_kernels *kern, size_t kc);
-
 /* A matrix packed once for many products (a convolution's weights, at plan time):
  * fconv_gemm_pack_a writes the m x k row-major a (leading dimension lda) into `packed`,
  * fconv_gemm_packed_a_floats(kern, m, k) floats (64-byte aligned, caller's), in the
