@@ -57,21 +57,32 @@ int fconv_conv2d_gemm_streams(const fconv_plan *plan, int64_t pixels) {
            pixels % (int64_t)plan->kernels->lanes == 0;
 }
 
-/* fconv_conv2d_gemm_group on `threads` threads. */
+/* fconv_conv2d_gemm_group on `threads` threads; b_from_memory: cols is a 1x1 layer's input
+ * read in place, a batch too large to stay in the caches from one run to the next
+ * (input_from_memory). */
 static void gemm_group_on(const fconv_plan *plan, int threads, int64_t n, int64_t g, const float *cols,
-                          int64_t depth, int64_t pixels, const float *wg, const float *bias, float *y) {
+                          int64_t depth, int64_t pixels, const float *wg, const float *bias, float *y,
+                          int b_from_memory) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     int64_t kg = d->k / d->groups;
     int relu = d->activation == FCONV_ACTIVATION_RELU;
     float *yg = y + (n * d->k + g * kg) * pixels;
+    const unsigned flags = (fconv_conv2d_gemm_streams(plan, pixels) ? FCONV_PREPACKED_STREAM_C : 0u) |
+                           (b_from_memory ? FCONV_PREPACKED_B_FROM_MEMORY : 0u);
     fconv_gemm_prepacked(plan->kernels, threads, (size_t)kg, (size_t)pixels, (size_t)depth, wg, cols,
-                         (size_t)pixels, yg, (size_t)pixels, fconv_conv2d_gemm_streams(plan, pixels),
-                         bias ? bias + g * kg : NULL, relu);
+                         (size_t)pixels, yg, (size_t)pixels, flags, bias ? bias + g * kg : NULL, relu);
 }
 
 void fconv_conv2d_gemm_group(const fconv_plan *plan, int64_t n, int64_t g, const float *cols, int64_t depth,
                              int64_t pixels, const float *wg, const float *bias, float *y) {
-    gemm_group_on(plan, plan->threads, n, g, cols, depth, pixels, wg, bias, y);
+    gemm_group_on(plan, plan->threads, n, g, cols, depth, pixels, wg, bias, y, 0);
+}
+
+/* Whether a 1x1 layer's input comes from memory at every run: the batch's, past the bytes that
+ * stay cached from one run to the next (as implicit-gemm's FCONV_IG_INPUT_STREAMS). */
+static int input_from_memory(const fconv_plan *plan) {
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    return 4.0 * (double)d->n * (double)d->c * (double)(d->h * d->w) > FCONV_CACHED_BYTES;
 }
 
 /* An image per thread at a time (fconv_conv2d_pointwise): each image's GEMM on one thread,
@@ -146,7 +157,8 @@ static void image_task(const void *vctx, size_t n) {
     const struct image_ctx *c = vctx;
     const fconv_conv2d_desc *d = &c->plan->conv2d;
     const int64_t pixels = d->h * d->w;
-    gemm_group_on(c->plan, 1, (int64_t)n, 0, c->x + (int64_t)n * d->c * pixels, d->c, pixels, c->wg, c->bias, c->y);
+    gemm_group_on(c->plan, 1, (int64_t)n, 0, c->x + (int64_t)n * d->c * pixels, d->c, pixels, c->wg, c->bias, c->y,
+                  input_from_memory(c->plan));
 }
 
 void fconv_conv2d_pointwise(const fconv_plan *plan, const float *x, const float *w, const float *packed,
@@ -162,6 +174,7 @@ void fconv_conv2d_pointwise(const fconv_plan *plan, const float *x, const float 
     for (int64_t g = 0; g < d->groups; g++) {
         const float *wg = fconv_conv2d_group_weights(plan, g, cg, w, packed, scratch);
         for (int64_t n = 0; n < d->n; n++)
-            fconv_conv2d_gemm_group(plan, n, g, x + (n * d->c + g * cg) * pixels, cg, pixels, wg, bias, y);
+            gemm_group_on(plan, plan->threads, n, g, x + (n * d->c + g * cg) * pixels, cg, pixels, wg, bias, y,
+                          input_from_memory(plan));
     }
 }

@@ -116,6 +116,14 @@ typedef void (*fconv_gemm_ukernel_wide_fn)(size_t k, const float *a, const float
 typedef void (*fconv_gemm_ukernel_cols_fn)(size_t k, const float *a, const float *b, size_t ldb, float *c,
                                            size_t ldc, size_t mr, size_t nc, size_t nr);
 
+/* gemm_ukernel_ahead: gemm_ukernel's whole-width tile that also asks for `rows` rows of NR
+ * floats at `next` (rows next_ld floats apart: the next B sliver's share, unpacked) into L2,
+ * two lines every two of its k steps, as many as its steps allow. Only a hint: C as
+ * gemm_ukernel computes it. */
+typedef void (*fconv_gemm_ukernel_ahead_fn)(size_t k, const float *a, const float *b, size_t ldb, float *c,
+                                            size_t ldc, int store, size_t mr, size_t nr, const float *bias, int relu,
+                                            const float *next, size_t next_ld, size_t rows);
+
 /*
  * Packing B for it: rows [0, kc) x columns [0, cols) of a row-major b (leading dimension
  * ldb) into ceil(cols / NR) slivers, sliver s at dst + s*kc*NR holding b[p][s*NR + j] at
@@ -314,6 +322,7 @@ struct fconv_kernels {
     fconv_gemm_ukernel_fn gemm_ukernel, gemm_ukernel_half;
     fconv_gemm_ukernel_pack_fn gemm_ukernel_pack;
     fconv_gemm_ukernel_cols_fn gemm_ukernel_cols;
+    fconv_gemm_ukernel_ahead_fn gemm_ukernel_ahead;
     fconv_gemm_ukernel_half_rows_fn gemm_ukernel_half_rows, gemm_ukernel_half_rows_shuffled;
     fconv_gemm_ukernel_wide_fn gemm_ukernel_wide;
     size_t gemm_mr, gemm_nr;          /* the micro-kernel's register tile */
@@ -458,6 +467,9 @@ void fconv_gemm_ukernel_half_rows__scalar(size_t k, const float *a, size_t slive
                                         float *c, size_t ldc);
 void fconv_gemm_ukernel_cols__scalar(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
                                    size_t mr, size_t nc, size_t nr);
+void fconv_gemm_ukernel_ahead__scalar(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
+                                      int store, size_t mr, size_t nr, const float *bias, int relu, const float *next,
+                                      size_t next_ld, size_t rows);
 void fconv_gemm_ukernel_pack__scalar(size_t k, const float *a, const float *b, size_t ldb, float *packed_b,
                                    float *c, size_t ldc, int store, size_t mr, const float *bias, int relu);
 size_t fconv_gemm_mr__scalar(void);
@@ -470,6 +482,9 @@ void fconv_gemm_ukernel_half_rows__avx2(size_t k, const float *a, size_t slivers
                                         float *c, size_t ldc);
 void fconv_gemm_ukernel_cols__avx2(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
                                    size_t mr, size_t nc, size_t nr);
+void fconv_gemm_ukernel_ahead__avx2(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
+                                    int store, size_t mr, size_t nr, const float *bias, int relu, const float *next,
+                                    size_t next_ld, size_t rows);
 void fconv_gemm_ukernel_pack__avx2(size_t k, const float *a, const float *b, size_t ldb, float *packed_b,
                                    float *c, size_t ldc, int store, size_t mr, const float *bias, int relu);
 size_t fconv_gemm_mr__avx2(void);
@@ -484,6 +499,9 @@ void fconv_gemm_ukernel_half_rows_shuffled__avx512(size_t k, const float *a, siz
                                                  size_t ldb, float *c, size_t ldc);
 void fconv_gemm_ukernel_cols__avx512(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
                                    size_t mr, size_t nc, size_t nr);
+void fconv_gemm_ukernel_ahead__avx512(size_t k, const float *a, const float *b, size_t ldb, float *c, size_t ldc,
+                                      int store, size_t mr, size_t nr, const float *bias, int relu, const float *next,
+                                      size_t next_ld, size_t rows);
 void fconv_gemm_ukernel_pack__avx512(size_t k, const float *a, const float *b, size_t ldb, float *packed_b,
                                    float *c, size_t ldc, int store, size_t mr, const float *bias, int relu);
 void fconv_gemm_ukernel_wide__avx512(size_t k, const float *a, const float *b, size_t ldb, size_t b_next,

@@ -84,9 +84,19 @@ static void check_gemm(const struct fconv_kernels *kern, size_t m, size_t n, siz
             }
         }
         memcpy(c2, c0, sizeof(float) * m * ldc);
-        fconv_gemm_prepacked(kern, 2, m, n, k, ap, b, ldb, c2, ldc, 1, NULL, 0);
+        fconv_gemm_prepacked(kern, 2, m, n, k, ap, b, ldb, c2, ldc, FCONV_PREPACKED_STREAM_C, NULL, 0);
         CHECKF(memcmp(c1, c2, sizeof(float) * m * ldc) == 0, "%s m=%zu n=%zu k=%zu: prepacked A streamed differs",
                kern->name, m, n, k);
+        /* B from memory: the tiles ask for the next sliver ahead (gemm_ukernel_ahead), 1 and 3
+         * threads, streamed or not: the same bits */
+        for (unsigned flags = FCONV_PREPACKED_B_FROM_MEMORY; flags <= 3; flags++)
+            for (int threads = 1; threads <= 3; threads += 2) {
+                memcpy(c2, c0, sizeof(float) * m * ldc);
+                fconv_gemm_prepacked(kern, threads, m, n, k, ap, b, ldb, c2, ldc, flags, NULL, 0);
+                CHECKF(memcmp(c1, c2, sizeof(float) * m * ldc) == 0,
+                       "%s m=%zu n=%zu k=%zu: prepacked A, B from memory (flags %u), %d threads differs", kern->name,
+                       m, n, k, flags, threads);
+            }
         /* The fused epilogue (bias, ReLU, each and both) on 1 and 3 threads: C = A B, then
          * fconv_bias_relu_rows on every row, bit for bit, over several k steps too; the
          * padding between rows of C untouched. */
@@ -280,6 +290,43 @@ static void check_ukernel_half_rows(const struct fconv_kernels *kern, fconv_gemm
  * on the whole panel against each sliver, nothing written past the rows, and the packed
  * slivers equal to B's. The panel ends where its buffer ends, for AddressSanitizer (B's last
  * row 16 floats short of its buffer's end: its rows are padded to keep streamed tiles aligned). */
+/* gemm_ukernel_ahead: gemm_ukernel's C bit for bit, stores and epilogues alike, whatever rows
+ * of `next` it asks for (none, fewer than its k steps take, more than they do). */
+static void check_ukernel_ahead(const struct fconv_kernels *kern) {
+    static const size_t ks[] = {0, 1, 2, 37};
+    const size_t MR = kern->gemm_mr, NR = kern->gemm_nr, kmax = 37, ldc = NR + 16;
+    float *a = malloc(sizeof(float) * MR * kmax), *b = fconv_alloc_aligned(sizeof(float) * NR * kmax);
+    float *next = malloc(sizeof(float) * 40 * (NR + 3)), *bias = malloc(sizeof(float) * MR);
+    float *want = fconv_alloc_aligned(sizeof(float) * MR * ldc), *c = fconv_alloc_aligned(sizeof(float) * MR * ldc);
+    test_fill_random(a, MR * kmax);
+    test_fill_random(b, NR * kmax);
+    test_fill_random(next, 40 * (NR + 3));
+    test_fill_random(bias, MR);
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+        for (int store = FCONV_GEMM_STORE; store <= FCONV_GEMM_STREAM; store++)
+            for (int e = 0; e < 4; e++)
+                for (size_t rows = 0; rows <= 40; rows += 20) {
+                    const size_t k = ks[ki];
+                    const float *bi = e & 1 ? bias : NULL;
+                    const int relu = e >> 1;
+                    test_fill_random(want, MR * ldc);
+                    memcpy(c, want, sizeof(float) * MR * ldc);
+                    kern->gemm_ukernel(k, a, b, NR, want, ldc, store, MR, NR, bi, relu);
+                    kern->gemm_ukernel_ahead(k, a, b, NR, c, ldc, store, MR, NR, bi, relu, rows ? next + 1 : NULL,
+                                             NR + 3, rows);
+                    fconv_stream_fence();
+                    CHECKF(memcmp(c, want, sizeof(float) * MR * ldc) == 0,
+                           "%s ukernel_ahead k=%zu store %d epilogue %d, %zu rows ahead: differs from ukernel",
+                           kern->name, k, store, e, rows);
+                }
+    free(a);
+    fconv_free_aligned(b);
+    free(next);
+    free(bias);
+    fconv_free_aligned(want);
+    fconv_free_aligned(c);
+}
+
 static void check_ukernel_wide(const struct fconv_kernels *kern) {
     static const size_t ks[] = {0, 1, 2, 37};
     const size_t MR = kern->gemm_mr, NR = kern->gemm_nr, half = MR / 2, kmax = 37;
@@ -424,6 +471,8 @@ static void test_gemm_all_isas(void) {
         CHECK(kern->gemm_ukernel_half_rows_shuffled != NULL || kern->isa != FCONV_ISA_AVX512);
         CHECK((kern->gemm_ukernel_wide != NULL) == (kern->isa == FCONV_ISA_AVX512));
         if (kern->gemm_ukernel_wide) check_ukernel_wide(kern);
+        CHECK(kern->gemm_ukernel_ahead != NULL);
+        if (kern->gemm_ukernel_ahead) check_ukernel_ahead(kern);
         /* the products with the wide tile (gemm_wide_tile) and without, on any machine */
         fconv_cpu_info *cpu = test_cpu_figures();
         const int saved = cpu->gemm_wide_tile, saved_loads = cpu->wide_loads_slow;

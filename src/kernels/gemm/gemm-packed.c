@@ -74,6 +74,7 @@ struct packed_ctx {
     fconv_gemm_ukernel_wide_fn wide; /* pairs of whole slivers go to the wide tile, or NULL */
     int whole_tile_edge;    /* C's last, partial sliver goes to the whole tile too (never to the
                                few-column kernel: fconv_gemm_prepacked's split of C) */
+    int b_from_memory;      /* B is not in the caches: tiles ask for the next sliver ahead */
 };
 
 /* A rows [i0, i0+rows) x k [p0, p0+kc) into MR-row slivers at `to`, k-major, zero past `rows`. */
@@ -127,10 +128,15 @@ static void pack_b_block(const struct packed_ctx *g, size_t p0, size_t kc, size_
  * to FEW_COLS (49 columns were 32 + a whole tile of 32 for 17, 31% of the multiply-adds
  * thrown away; now 32 + 16 + 1). */
 static void sliver_product(const struct packed_ctx *g, size_t kc, const float *a, const float *b, size_t ldb,
-                           int store, size_t live_m, size_t live_n, float *c, const float *bias, int relu) {
+                           int store, size_t live_m, size_t live_n, float *c, const float *bias, int relu,
+                           const float *next, size_t next_rows) {
     const size_t nr = g->kern->gemm_nr, ldc = g->ldc;
     const int acc = store == FCONV_GEMM_ACCUMULATE;
     assert(ldb == nr || live_n == nr); /* B read in place: whole slivers only (b_in_place) */
+    if (next && live_n == nr) { /* the next sliver's rows asked for meanwhile */
+        g->kern->gemm_ukernel_ahead(kc, a, b, ldb, c, ldc, store, live_m, live_n, bias, relu, next, g->ldb, next_rows);
+        return;
+    }
     if (live_n > nr - nr / 4 || g->whole_tile_edge) {
         g->kern->gemm_ukernel(kc, a, b, ldb, c, ldc, store, live_m, live_n, bias, relu);
         return;
@@ -253,10 +259,22 @@ static void packed_job(const void *vctx, size_t job) {
                             is = mr;
                         }
                     }
-                    for (; is < rows; is += mr)
+                    /* Where B comes from memory, after a tile that packed this sliver from B the
+                     * others ask for the next sliver's rows, a share each, for its packing tile
+                     * (gemm_ukernel_ahead), where that one is whole and packed the same way. 2
+                     * threads, Emerald Rapids VM, im2col, 31 alternated rounds in one process,
+                     * two sittings: 8 x 256 x 56^2 -> 64 1.05-1.09x, -> 128 1.03-1.07x, 8 x 512 x
+                     * 28^2 -> 128 1.03x; from the caches (batch 1) 256 -> 128 on 56^2 0.97x,
+                     * 256 -> 64 0.98-1.03x, 512 -> 128 on 28^2 1.00-1.06x: not there. */
+                    const size_t after = (rows - is + mr - 1) / mr;
+                    const int ahead = g->b_from_memory && pack && is > 0 && js + 2 * nr <= cols;
+                    for (size_t t = 0; is < rows; is += mr, t++) {
+                        const size_t r0 = ahead ? t * kc / after : 0, r1 = ahead ? (t + 1) * kc / after : 0;
                         sliver_product(g, kc, a_block + is * kc, in_place ? src : packed,
                                        in_place ? g->ldb : nr, store, rows - is < mr ? rows - is : mr, live_n,
-                                       g->c + (i0 + is) * g->ldc + j0 + jc + js, bias ? bias + is : NULL, relu);
+                                       g->c + (i0 + is) * g->ldc + j0 + jc + js, bias ? bias + is : NULL, relu,
+                                       ahead ? src + nr + r0 * g->ldb : NULL, r1 - r0);
+                    }
                     js += nr;
                 }
             }
@@ -332,7 +350,7 @@ static int wide_tile(const struct fconv_kernels *kern, size_t kc) {
 static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a, int trans_b, size_t m, size_t n,
                      size_t k, const float *a, size_t lda, const float *a_packed, const float *b, size_t ldb,
                      int accumulate, int stream, float *c, size_t ldc, const float *bias, int relu,
-                     int whole_tile_edge) {
+                     int whole_tile_edge, int b_from_memory) {
     /* The job grid with the smallest largest job, at most one job per thread: columns
      * blocks of at least MIN_JOB_COLS (each packs only its own B columns), row groups where
      * the columns run out or would split unevenly (1 x 196 columns cut in two was 128 + 68;
@@ -363,7 +381,8 @@ static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a,
     const fconv_gemm_ukernel_wide_fn wide = wide_tile(kern, k_step(k)) ? kern->gemm_ukernel_wide : NULL;
     struct packed_ctx g = {kern, trans_a, trans_b, accumulate, stream && !accumulate && c_written_once(k),
                            m, n, k, lda, ldb, ldc, k_step(k), n_blocks, groups, a, b, a_packed, c, bias, relu,
-                           b_in_place(kern, trans_b, k, b, ldb, wide ? 2 * nr : nr), wide, whole_tile_edge};
+                           b_in_place(kern, trans_b, k, b, ldb, wide ? 2 * nr : nr), wide, whole_tile_edge,
+                           b_from_memory};
     fconv_parallel_1d_steal(threads, groups * n_blocks, packed_job, &g);
 }
 
@@ -381,7 +400,7 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
         zero_c(m, n, accumulate, c, ldc);
         return;
     }
-    run_jobs(kern, threads, trans_a, trans_b, m, n, k, a, lda, NULL, b, ldb, accumulate, 0, c, ldc, NULL, 0, 0);
+    run_jobs(kern, threads, trans_a, trans_b, m, n, k, a, lda, NULL, b, ldb, accumulate, 0, c, ldc, NULL, 0, 0, 0);
 }
 
 /*
@@ -431,8 +450,9 @@ static size_t few_column_suffix(size_t n, size_t nr) {
 }
 
 void fconv_gemm_prepacked(const struct fconv_kernels *kern, int threads, size_t m, size_t n, size_t k,
-                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc, int stream,
+                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc, unsigned flags,
                           const float *bias, int relu) {
+    const int stream = (flags & FCONV_PREPACKED_STREAM_C) != 0, from_memory = (flags & FCONV_PREPACKED_B_FROM_MEMORY) != 0;
     if (m == 0 || n == 0) return;
     if (k == 0) {
         zero_c(m, n, 0, c, ldc);
@@ -452,13 +472,13 @@ void fconv_gemm_prepacked(const struct fconv_kernels *kern, int threads, size_t 
     const size_t tail = few_column_suffix(n, kern->gemm_nr);
     if (stream && c_written_once(k) && lanes > 1 && ldc % lanes == 0 && (uintptr_t)c % sizeof(float) == 0 &&
         head > 0 && n > head + tail) {
-        run_jobs(kern, 1, 0, 0, m, head, k, NULL, 0, a_packed, b, ldb, 0, 0, c, ldc, bias, relu, 1);
+        run_jobs(kern, 1, 0, 0, m, head, k, NULL, 0, a_packed, b, ldb, 0, 0, c, ldc, bias, relu, 1, 0);
         run_jobs(kern, threads, 0, 0, m, n - head - tail, k, NULL, 0, a_packed, b + head, ldb, 0, stream, c + head,
-                 ldc, bias, relu, 1);
+                 ldc, bias, relu, 1, from_memory);
         if (tail)
             run_jobs(kern, 1, 0, 0, m, tail, k, NULL, 0, a_packed, b + (n - tail), ldb, 0, 0, c + (n - tail), ldc,
-                     bias, relu, 0);
+                     bias, relu, 0, 0);
         return;
     }
-    run_jobs(kern, threads, 0, 0, m, n, k, NULL, 0, a_packed, b, ldb, 0, stream, c, ldc, bias, relu, 0);
+    run_jobs(kern, threads, 0, 0, m, n, k, NULL, 0, a_packed, b, ldb, 0, stream, c, ldc, bias, relu, 0, from_memory);
 }

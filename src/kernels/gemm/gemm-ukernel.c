@@ -63,10 +63,17 @@ static ALWAYS_INLINE void ukernel_step(const int rows, const int nv, size_t k, s
 /* The tile of `rows` x nv vectors (MR x NV or NV/2; the wide tile MR/2 x 2·NV) from B rows
  * ldb floats apart, each B row also stored to pack_to (packed slivers) where that is not
  * NULL. */
+/* Line u of the rows asked for ahead (gemm_ukernel_ahead): row u / 3's first float, float 16
+ * and last float (u % 3), so every line of NR floats at any alignment. */
+static ALWAYS_INLINE const float *ahead_line(const float *next, size_t next_ld, size_t u) {
+    const size_t offset[3] = {0, NR > 16 ? 16 : NR - 1, NR - 1};
+    return next + u / 3 * next_ld + offset[u % 3];
+}
+
 static ALWAYS_INLINE void ukernel(const int rows, const int nv, size_t k, const float *restrict a,
                                   const float *restrict b, size_t ldb, size_t b_next, float *restrict pack_to,
                                   float *restrict c, size_t ldc, int store, size_t mr, size_t nr, const float *bias,
-                                  int relu, const int fin) {
+                                  int relu, const int fin, const float *next, size_t next_ld, size_t next_rows) {
     const size_t width = (size_t)nv * VF_LANES;
     assert(a && b && c && mr >= 1 && mr <= (size_t)rows && nr >= 1 && nr <= width &&
            ldb >= (nv > NV ? NR : width) && (pack_to || ldb % VF_LANES == 0));
@@ -78,8 +85,13 @@ static ALWAYS_INLINE void ukernel(const int rows, const int nv, size_t k, const 
      * multiply-adds (2 threads, Ice Lake VM, 31 alternated rounds, medians, im2col's 1x1 layers
      * on NCHW: 256 -> 64 on 56^2 1.04-1.06x, 64 -> 256 1.04-1.13x, 128 -> 512 on 28^2 1.05x;
      * one thread, the tile alone in L1: 153 -> 156 GFLOP/s at k = 64, 156 -> 159 at 256). */
-    size_t p = 0;
+    size_t p = 0, ahead = 0;
+    const size_t ahead_lines = next ? 3 * next_rows : 0;
     for (; p + 2 <= k; p += 2) {
+        if (next && ahead < ahead_lines) { /* two lines a trip (gemm_ukernel_ahead) */
+            __builtin_prefetch(ahead_line(next, next_ld, ahead++), 0, 2);
+            if (ahead < ahead_lines) __builtin_prefetch(ahead_line(next, next_ld, ahead++), 0, 2);
+        }
         if (pack_to)
             UNROLLED (int v = 0; v < nv; v++) {
                 const float *bv = b + (size_t)(v / NV) * b_next + (size_t)(v % NV) * VF_LANES;
@@ -124,8 +136,9 @@ static ALWAYS_INLINE void ukernel(const int rows, const int nv, size_t k, const 
 /* The tile with or without the epilogue, each compiled apart (fin a constant). */
 #define UKERNEL(rows, nv, b_next, pack_to, nr)                                                               \
     do {                                                                                                     \
-        if (bias || relu) ukernel(rows, nv, k, a, b, ldb, b_next, pack_to, c, ldc, store, mr, nr, bias, relu, 1); \
-        else ukernel(rows, nv, k, a, b, ldb, b_next, pack_to, c, ldc, store, mr, nr, NULL, 0, 0);          \
+        if (bias || relu)                                                                                    \
+            ukernel(rows, nv, k, a, b, ldb, b_next, pack_to, c, ldc, store, mr, nr, bias, relu, 1, NULL, 0, 0); \
+        else ukernel(rows, nv, k, a, b, ldb, b_next, pack_to, c, ldc, store, mr, nr, NULL, 0, 0, NULL, 0, 0); \
     } while (0)
 
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel)(size_t k, const float *restrict a, const float *restrict b,
@@ -141,6 +154,22 @@ void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_pack)(size_t k, const float *restrict a
                                                size_t ldb, float *restrict packed_b, float *restrict c,
                                                size_t ldc, int store, size_t mr, const float *bias, int relu) {
     UKERNEL(MR, NV, 0, packed_b, NR);
+}
+
+/* The whole-width tile over a packed B sliver, asking for the next sliver's rows meanwhile:
+ * where B comes from memory, the packed GEMM's tiles after the one that packs a sliver (the
+ * first A sliver's, which reads B's rows as it packs them) spread the next sliver's rows over
+ * their k steps, so that its packing tile finds them in L2. That tile had run ~2.5x as long as
+ * the others on deep NCHW 1x1 layers (perf, 256 -> 64 on 56^2, Emerald Rapids VM); the same
+ * lines asked for in bursts before each tile, or further ahead within the packing tile itself,
+ * changed nothing (0.96-1.03x); where B stays in the caches (batch 1) this cost up to 3%
+ * (gemm-packed.c has the figures). */
+void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_ahead)(size_t k, const float *restrict a, const float *restrict b,
+                                                size_t ldb, float *restrict c, size_t ldc, int store, size_t mr,
+                                                size_t nr, const float *bias, int relu, const float *next,
+                                                size_t next_ld, size_t rows) {
+    if (bias || relu) ukernel(MR, NV, k, a, b, ldb, 0, NULL, c, ldc, store, mr, nr, bias, relu, 1, next, next_ld, rows);
+    else ukernel(MR, NV, k, a, b, ldb, 0, NULL, c, ldc, store, mr, nr, NULL, 0, 0, next, next_ld, rows);
 }
 
 void FCONV_ISA_SUFFIX(fconv_gemm_ukernel_half)(size_t k, const float *restrict a, const float *restrict b,

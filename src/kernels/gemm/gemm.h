@@ -40,18 +40,22 @@ void fconv_gemm_packed(const struct fconv_kernels *kern, int threads, int trans_
  * fconv_gemm_packed_a_floats(kern, m, k) floats (64-byte aligned, caller's), in the
  * micro-kernel's panels of that ISA table; fconv_gemm_prepacked then computes
  * C = A B (m x n, no accumulate) from it as fconv_gemm_packed would, bit for bit, without
- * packing A again. With `stream`, C's vector-aligned tiles leave through non-temporal stores
- * (fenced before it returns) where k takes one pass: for a C that is not read again soon
- * and would only push everything else out of the caches. Epilogue: C[i][j] = act(C[i][j] +
- * bias[i]) (bias NULL: none; relu: max(0, .); fconv_bias_relu_rows' bits), applied by the
- * micro-kernel as it stores C on the last k step, streamed or not. */
+ * packing A again. flags: FCONV_PREPACKED_STREAM_C, C's vector-aligned tiles leave through
+ * non-temporal stores (fenced before it returns) where k takes one pass: for a C that is not
+ * read again soon and would only push everything else out of the caches;
+ * FCONV_PREPACKED_B_FROM_MEMORY, B is not in the caches (read once, as a batch's input past
+ * them): the tiles ask for the next B sliver's rows ahead. Neither changes a bit of C.
+ * Epilogue: C[i][j] = act(C[i][j] + bias[i]) (bias NULL: none; relu: max(0, .);
+ * fconv_bias_relu_rows' bits), applied by the micro-kernel as it stores C on the last k
+ * step, streamed or not. */
+enum { FCONV_PREPACKED_STREAM_C = 1, FCONV_PREPACKED_B_FROM_MEMORY = 2 };
 size_t fconv_gemm_packed_a_floats(const struct fconv_kernels *kern, size_t m, size_t k);
 /* How fconv_gemm_prepacked's write of C is charged by its cost. */
 enum fconv_gemm_c_write {
     FCONV_GEMM_C_COPIED,   /* at the rate of a copy (fconv_stream_seconds) */
     FCONV_GEMM_C_HIDDEN,   /* not at all: it goes on behind the products (the caller knows C
                               and the B it reads stay cached) */
-    FCONV_GEMM_C_STREAMED, /* streamed (fconv_gemm_prepacked's `stream`): behind the products
+    FCONV_GEMM_C_STREAMED, /* streamed (FCONV_PREPACKED_STREAM_C): behind the products
                               up to the bandwidth of non-temporal stores, where k allows
                               streaming (else as COPIED) */
 };
@@ -61,7 +65,7 @@ double fconv_gemm_prepacked_seconds(const struct fconv_kernels *kern, double m, 
 void fconv_gemm_pack_a(const struct fconv_kernels *kern, size_t m, size_t k, const float *a, size_t lda,
                        float *packed);
 void fconv_gemm_prepacked(const struct fconv_kernels *kern, int threads, size_t m, size_t n, size_t k,
-                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc, int stream,
+                          const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc, unsigned flags,
                           const float *bias, int relu);
 
 #endif
