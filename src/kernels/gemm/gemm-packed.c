@@ -262,10 +262,11 @@ static void packed_job(const void *vctx, size_t job) {
                     /* Where B comes from memory, after a tile that packed this sliver from B the
                      * others ask for the next sliver's rows, a share each, for its packing tile
                      * (gemm_ukernel_ahead), where that one is whole and packed the same way. 2
-                     * threads, Emerald Rapids VM, im2col, 31 alternated rounds in one process,
-                     * two sittings: 8 x 256 x 56^2 -> 64 1.05-1.09x, -> 128 1.03-1.07x, 8 x 512 x
-                     * 28^2 -> 128 1.03x; from the caches (batch 1) 256 -> 128 on 56^2 0.97x,
-                     * 256 -> 64 0.98-1.03x, 512 -> 128 on 28^2 1.00-1.06x: not there. */
+                     * threads, Emerald Rapids VM, im2col, 21-31 alternated rounds in one
+                     * process, four sittings: 8 x 256 x 56^2 -> 64 1.00-1.14x, -> 128
+                     * 1.03-1.09x, 8 x 512 x 28^2 -> 128 1.02-1.03x, -> 256 1.02-1.09x; from the
+                     * caches (batch 1) 256 -> 128 on 56^2 0.97x, 256 -> 64 0.98-1.03x, 512 -> 128
+                     * on 28^2 1.00-1.06x: not there. */
                     const size_t after = (rows - is + mr - 1) / mr;
                     const int ahead = g->b_from_memory && pack && is > 0 && js + 2 * nr <= cols;
                     for (size_t t = 0; is < rows; is += mr, t++) {
