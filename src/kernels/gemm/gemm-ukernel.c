@@ -60,9 +60,6 @@ static ALWAYS_INLINE void ukernel_step(const int rows, const int nv, size_t k, s
     }
 }
 
-/* The tile of `rows` x nv vectors (MR x NV or NV/2; the wide tile MR/2 x 2·NV) from B rows
- * ldb floats apart, each B row also stored to pack_to (packed slivers) where that is not
- * NULL. */
 /* Line u of the rows asked for ahead (gemm_ukernel_ahead): row u / 3's first float, float 16
  * and last float (u % 3), so every line of NR floats at any alignment. */
 static ALWAYS_INLINE const float *ahead_line(const float *next, size_t next_ld, size_t u) {
@@ -70,6 +67,9 @@ static ALWAYS_INLINE const float *ahead_line(const float *next, size_t next_ld, 
     return next + u / 3 * next_ld + offset[u % 3];
 }
 
+/* The tile of `rows` x nv vectors (MR x NV or NV/2; the wide tile MR/2 x 2·NV) from B rows
+ * ldb floats apart, each B row also stored to pack_to (packed slivers) where that is not
+ * NULL. */
 static ALWAYS_INLINE void ukernel(const int rows, const int nv, size_t k, const float *restrict a,
                                   const float *restrict b, size_t ldb, size_t b_next, float *restrict pack_to,
                                   float *restrict c, size_t ldc, int store, size_t mr, size_t nr, const float *bias,
