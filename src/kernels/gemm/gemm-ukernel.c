@@ -69,7 +69,7 @@ static ALWAYS_INLINE const float *ahead_line(const float *next, size_t next_ld, 
 
 /* The tile of `rows` x nv vectors (MR x NV or NV/2; the wide tile MR/2 x 2·NV) from B rows
  * ldb floats apart, each B row also stored to pack_to (packed slivers) where that is not
- * NULL. */
+ * NULL, and next_rows rows at `next` asked for meanwhile where that is not (gemm_ukernel_ahead). */
 static ALWAYS_INLINE void ukernel(const int rows, const int nv, size_t k, const float *restrict a,
                                   const float *restrict b, size_t ldb, size_t b_next, float *restrict pack_to,
                                   float *restrict c, size_t ldc, int store, size_t mr, size_t nr, const float *bias,
