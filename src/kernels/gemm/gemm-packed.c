@@ -120,6 +120,15 @@ static void pack_b_block(const struct packed_ctx *g, size_t p0, size_t kc, size_
     }
 }
 
+/* The last columns of an n-column product that go to the few-column kernel: those of C's last,
+ * partial sliver left after the half-width pieces (sliver_product). */
+static size_t few_column_suffix(size_t n, size_t nr) {
+    size_t rest = n % nr;
+    if (rest == 0 || rest > nr - nr / 4) return 0;
+    while (rest > FEW_COLS) rest -= rest < nr / 2 ? rest : nr / 2;
+    return rest;
+}
+
 /* One MR-row sliver of A times one B sliver (rows ldb apart: NR where packed, B's own ldb
  * where a whole sliver is read in place) into C. A partial sliver is C's last (jobs and
  * chunks start at multiples of NR, so which columns land in it depends on n alone, and so
@@ -141,23 +150,19 @@ static void sliver_product(const struct packed_ctx *g, size_t kc, const float *a
         g->kern->gemm_ukernel(kc, a, b, ldb, c, ldc, store, live_m, live_n, bias, relu);
         return;
     }
-    for (size_t j = 0; j < live_n;) {
-        const size_t rest = live_n - j;
-        if (rest > FEW_COLS) {
-            const size_t piece = rest < nr / 2 ? rest : nr / 2;
-            g->kern->gemm_ukernel_half(kc, a, b + j, nr, c + j, ldc, store, live_m, piece, bias, relu);
-            j += piece;
-            continue;
-        }
-        /* the few-column kernel stores its sums; accumulating, they go through a tile */
+    const size_t few = few_column_suffix(live_n, nr), j = live_n - few;
+    for (size_t h = 0; h < j; h += nr / 2) {
+        const size_t piece = j - h < nr / 2 ? j - h : nr / 2;
+        g->kern->gemm_ukernel_half(kc, a, b + h, nr, c + h, ldc, store, live_m, piece, bias, relu);
+    }
+    if (few) { /* the few-column kernel stores its sums; accumulating, they go through a tile */
         float tile[FCONV_GEMM_MR_MAX * FEW_COLS];
         float *to = acc ? tile : c + j;
-        const size_t ldt = acc ? rest : ldc;
-        g->kern->gemm_ukernel_cols(kc, a, b + j, nr, to, ldt, live_m, rest, rest);
+        const size_t ldt = acc ? few : ldc;
+        g->kern->gemm_ukernel_cols(kc, a, b + j, nr, to, ldt, live_m, few, few);
         for (size_t i = 0; acc && i < live_m; i++)
-            for (size_t q = 0; q < rest; q++) c[i * ldc + j + q] += tile[i * rest + q];
-        fconv_bias_relu_rows(c + j, ldc, live_m, (int64_t)rest, bias, relu);
-        j = live_n;
+            for (size_t q = 0; q < few; q++) c[i * ldc + j + q] += tile[i * few + q];
+        fconv_bias_relu_rows(c + j, ldc, live_m, (int64_t)few, bias, relu);
     }
 }
 
@@ -442,18 +447,11 @@ void fconv_gemm_pack_a(const struct fconv_kernels *kern, size_t m, size_t k, con
         pack_a_block(&g, 0, m, p0, k - p0 < step ? k - p0 : step, packed + p0 * padded);
 }
 
-/* The last columns of an n-column product that sliver_product gives the few-column kernel. */
-static size_t few_column_suffix(size_t n, size_t nr) {
-    size_t rest = n % nr;
-    if (rest == 0 || rest > nr - nr / 4) return 0;
-    while (rest > FEW_COLS) rest -= rest < nr / 2 ? rest : nr / 2;
-    return rest;
-}
-
 void fconv_gemm_prepacked(const struct fconv_kernels *kern, int threads, size_t m, size_t n, size_t k,
                           const float *a_packed, const float *b, size_t ldb, float *c, size_t ldc, unsigned flags,
                           const float *bias, int relu) {
-    const int stream = (flags & FCONV_PREPACKED_STREAM_C) != 0, from_memory = (flags & FCONV_PREPACKED_B_FROM_MEMORY) != 0;
+    const int stream = (flags & FCONV_PREPACKED_STREAM_C) != 0;
+    const int from_memory = (flags & FCONV_PREPACKED_B_FROM_MEMORY) != 0;
     if (m == 0 || n == 0) return;
     if (k == 0) {
         zero_c(m, n, 0, c, ldc);
