@@ -64,11 +64,9 @@ struct ig_geometry {
 /* Bytes of a core's L2 (1 MiB on Zen 4 and 5) a block's weights and a run's inputs may hold. */
 #define L2_BYTES ((int64_t)768 << 10)
 
-/* Multiply-adds a second the tile runs at on one thread (fitted on the 2-core Zen 4 VM on
- * ResNet-50's strided layers and stem: AVX-512 7 x 64 tile 104-111 GFLOP/s, AVX2 6 x 16
- * 94-101, scalar 7; two threads scale by 1.95-2.05), as flops. */
+/* The tile's flops a second on one thread (core/cost-model.h). */
 static double tile_flops_per_second(const struct fconv_kernels *kern) {
-    return kern->isa >= FCONV_ISA_AVX512 ? 107e9 : kern->isa >= FCONV_ISA_AVX2 ? 95e9 : 7e9;
+    return fconv_implicit_gemm_tile_flops_per_second(kern->isa);
 }
 
 /* A block's weights for one chunk of the taps, where the kernel is one column wide (S = 1:

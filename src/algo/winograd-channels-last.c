@@ -32,6 +32,7 @@
 
 #include "algo/winograd.h"
 #include "core/dispatch.h"
+#include "core/cost-model.h"
 #include "core/internal.h"
 #include "core/parallel.h"
 
@@ -53,6 +54,18 @@
 /* U this small stays in each core's L2 while a worker runs whole blocks (the NCHW driver's
  * WINO_U_PRIVATE_BYTES). */
 #define WINO_CL_U_PRIVATE_BYTES ((double)(1 << 20))
+/* Where U is past a core's L2, every block reads all of it from the shared cache (or memory)
+ * while its products run, each U float feeding one multiply-add per tile of the block: blocks
+ * then hold enough tiles that reading U at fconv_cpu_info.shared_read_bytes_per_s takes at most
+ * this share of the products' time at the tile's rate (Intel's 12 GB/s: 36 tiles, whole register
+ * tiles up; Zen 5's 47 GB/s: 9, below its 1 MiB blocks). Emerald Rapids VM, 2 threads,
+ * winograd-4x4, 15 alternated rounds, 42 tiles a block against the 1 MiB of V and M (14 tiles
+ * with 128 -> 256 or 256 -> 256 channels, 28 with 128 -> 128), NCHW / NHWC: 1 x 128 x 56^2 -> 256
+ * 1.10 / 1.02x, batch 8 1.14 / 1.07x, 1 x 256 x 56^2 1.19 / 1.13x, batch 8 1.24 / 1.20x; 8 x 128
+ * x 28^2 1.05 / 0.97x, 128 channels on 112^2 level. A sweep of 24-96 tiles on the 56^2 layers
+ * found 36-72 alike, 24 no better than 14; on the 128 -> 128 layers 56 tiles (V and M past half of
+ * the 2 MiB L2) were 0.91-0.99x the 28. */
+#define WINO_CL_U_READ_SHARE 0.5
 
 struct cl_geometry {
     const struct fconv_wino_matrices *mat;
@@ -115,7 +128,13 @@ static struct cl_geometry cl_geometry(const fconv_plan *plan, int m) {
     int64_t vm_target = WINO_CL_BLOCK_TARGET_FLOATS;
     const int64_t u_floats = (int64_t)(u_bytes / sizeof(float));
     if (u_bytes > WINO_CL_U_CACHED_BYTES && u_floats > vm_target) vm_target = u_floats;
-    int64_t tb = min64(vm_target / (g.a2 * (g.c + g.k)), WINO_CL_MAX_BLOCK);
+    int64_t tb = vm_target / (g.a2 * (g.c + g.k));
+    if (u_bytes > WINO_CL_U_PRIVATE_BYTES) {
+        const double madds_per_s = fconv_implicit_gemm_tile_flops_per_second(g.kern->isa) / 2.0;
+        const double u_tiles = sizeof(float) * madds_per_s / (WINO_CL_U_READ_SHARE * fconv_cpu()->shared_read_bytes_per_s);
+        if ((double)tb < u_tiles) tb = ((int64_t)u_tiles / g.px + 1) * g.px;
+    }
+    tb = min64(tb, WINO_CL_MAX_BLOCK);
     /* All the tiles in one block where their V and M together are no larger than U, which
      * would otherwise be read again for every block: past a core's L2 it comes from the
      * shared cache, on the Sapphire Rapids VM at ~10 GB/s a core (1 x 256 x 14^2 NHWC, 16

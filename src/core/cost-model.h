@@ -6,6 +6,8 @@
 #ifndef FCONV_COST_MODEL_H
 #define FCONV_COST_MODEL_H
 
+#include "fastconv.h"
+
 /* Seconds one thread takes to stream `bytes` through a copy-like pass: 24 GB/s while the
  * buffer fits in L2 (1 MB), 12 GB/s in L3 (32 MB), 8 GB/s from DRAM. */
 static inline double fconv_stream_seconds(double bytes) {
@@ -17,5 +19,13 @@ static inline double fconv_stream_seconds(double bytes) {
  * threads and the barrier at its end (~3 us on the 2-core VM). Charged by every cost()
  * whose work splits between threads, so that tiny problems stay on one. */
 #define FCONV_PARALLEL_REGION_SECONDS 3e-6
+
+/* Flops a second implicit-gemm's register tile runs at on one thread, as 2 per multiply-add
+ * (fitted on the 2-core Zen 4 VM on ResNet-50's strided layers and stem: AVX-512 7 x 64 tile
+ * 104-111 GFLOP/s, AVX2 6 x 16 94-101, scalar 7; two threads scale by 1.95-2.05). Winograd's
+ * channels-last products run on the same tile. */
+static inline double fconv_implicit_gemm_tile_flops_per_second(fconv_isa isa) {
+    return isa >= FCONV_ISA_AVX512 ? 107e9 : isa >= FCONV_ISA_AVX2 ? 95e9 : 7e9;
+}
 
 #endif

@@ -378,7 +378,8 @@ static void test_wide_loads_both_ways(void) {
  * in and out: partial tiles, a 1x1 image, padding on one side, output channel blocks of the
  * tile partly filled (48, 80), several tile blocks, and a layer whose U passes 1 MiB with few
  * tiles (the steps split across the threads), one whose tiles all go in one block as their V
- * and M are smaller than U, one whose U passes half the last-level cache;
+ * and M are smaller than U, one whose blocks grow past 1 MiB of V and M for U's reads, one whose
+ * U passes half the last-level cache;
  * against the reference on every ISA, the same bits for 1, 2 and 3 threads and for weights at
  * plan time or execute time, NHWC without the NCHW copies (the explanation does not name
  * them); NCHW plans whichever driver winograd.c chooses, the channels-last one for some of
@@ -398,6 +399,10 @@ static void test_channels_last_driver(void) {
         /* U past 1 MiB for F(4x4) and 42 tiles, whose V and M are smaller: one block, not two */
         {.n = 1, .c = 96, .h = 26, .w = 22, .k = 96, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
          .pad_right = 1},
+        /* U past 1 MiB for F(4x4) and 64 tiles: more to a block than 1 MiB of V and M holds, so
+         * that reading U takes at most its share of the products' time (WINO_CL_U_READ_SHARE) */
+        {.n = 1, .c = 48, .h = 32, .w = 32, .k = 176, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .has_bias = 1},
         /* U past half the last-level cache for F(4x4) and F(6x6) (blocks grow to half of it) */
         {.n = 2, .c = 352, .h = 5, .w = 4, .k = 368, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
          .pad_right = 1, .activation = FCONV_ACTIVATION_RELU},
