@@ -256,7 +256,7 @@ struct cl_ctx {
     const int32_t *offsets; /* 0 .. C-1: the tile's taps are V's channels in place */
     float *y;
     char *scratch;          /* the workers' buffers */
-    int stream;             /* y's whole tiles through non-temporal stores (execute) */
+    int stream;             /* y through non-temporal stores: NHWC tiles, NCHW whole rows (execute) */
 };
 
 /* Tile t (of all images): its image and its first output row and column. */
@@ -407,6 +407,12 @@ static void output_tiles_nchw(const struct cl_ctx *ctx, size_t b, int64_t first,
             output(buf->mm + (t + e) * g->k, m_step, buf->out + e * g->m * g->k, row_step, k, ctx->bias, g->relu, 0, k);
         const int64_t rows = min64(g->m, g->p - o.row), cols = min64(nt * g->m, g->q - o.col);
         float *y = ctx->y + ((o.n * g->k) * g->p + o.row) * g->q + o.col;
+        if (ctx->stream && nt * g->m == g->q && (rows * g->q) % 16 == 0) {
+            /* whole output rows: in each plane one run of rows·Q floats, which starts on a line
+             * (ctx->stream), as the buffer's rows of nt·m = Q pixels hold them: one transpose */
+            g->kern->transpose_streamed(buf->out, k, (size_t)(rows * g->q), k, y, plane);
+            continue;
+        }
         for (int64_t i = 0; i < rows; i++) {
             if (i + 1 < rows) prefetch_plane_rows(y + (i + 1) * g->q, plane, k, (size_t)cols, 1);
             g->kern->transpose(buf->out + (size_t)i * row_step, k, (size_t)cols, k, y + i * g->q, plane);
@@ -506,11 +512,18 @@ void fconv_wino_channels_last_execute(const fconv_plan *plan, int m, const float
     }
     struct cl_ctx ctx = {&g, x, u, plan->conv2d.has_bias ? bias : NULL, offsets, y,
                          ws + g.offsets_bytes + g.u_bytes, 0};
-    /* NHWC: a large y leaves the output transform through non-temporal stores, which skip reading
-     * its lines first (every vector of a tile lies whole in y when y is 64-byte aligned, K being a
-     * multiple of 16). 2 threads, winograd-4x4, 5 alternated rounds: 1 x 64 x 224^2 1.05x, 8 x 64
-     * x 224^2 1.05, 8 x 64 x 112^2 -> 128 1.04, 8 x 128 x 112^2 1.02, 8 x 256 x 56^2 1.00. */
-    ctx.stream = !g.nchw && (uintptr_t)y % 64 == 0 && (double)plan->y_elems * sizeof(float) >= FCONV_STREAM_OUTPUT_BYTES;
+    /* A large y leaves through non-temporal stores, which skip reading its lines first. NHWC:
+     * from the output transform (every vector of a tile lies whole in y when y is 64-byte
+     * aligned, K being a multiple of 16). 2 threads, winograd-4x4, 5 alternated rounds: 1 x 64 x
+     * 224^2 1.05x, 8 x 64 x 224^2 1.05, 8 x 64 x 112^2 -> 128 1.04, 8 x 128 x 112^2 1.02, 8 x 256
+     * x 56^2 1.00. NCHW: the transposes of segments that are whole output rows (Q a multiple of
+     * m), each plane's run of m rows starting on a line where m·Q and P·Q are multiples of 16.
+     * Emerald Rapids VM, 2 threads, 15 alternated rounds, two copies of each plan: 8 x 128 x
+     * 56^2 -> 256 1.05x, 8 x 256 x 56^2 1.03x, 8 x 256 x 28^2 -> 512 1.03x, 8 x 128 x 28^2 1.06x
+     * (and 1 x 256 x 56^2, 3.2 MB, 1.02x: left cached for the next layer); the same transposes
+     * by plain stores were 0.90-0.95x the rows' own (which ask for y's lines ahead). */
+    const int stream_rows = !g.nchw || (g.q % g.m == 0 && (g.m * g.q) % 16 == 0 && (g.p * g.q) % 16 == 0);
+    ctx.stream = stream_rows && (uintptr_t)y % 64 == 0 && (double)plan->y_elems * sizeof(float) >= FCONV_STREAM_OUTPUT_BYTES;
     if (!g.phase_mode) {
         fconv_parallel_steal((int)g.sets, (size_t)g.blocks, 1, block_piece, &ctx);
         return;

@@ -40,6 +40,7 @@ static const struct fconv_kernels kernels_scalar = {
     .implicit_gemm_tile = fconv_implicit_gemm_tile__scalar, .implicit_gemm_tiles = fconv_implicit_gemm_tiles__scalar,
     .implicit_gemm_px = 4, .implicit_gemm_nv = 4, .implicit_gemm_px_registers = 4, .lanes = 1,
     .transpose = fconv_transpose__scalar,
+    .transpose_streamed = fconv_transpose_streamed__scalar,
 };
 #ifdef FCONV_HAVE_AVX2_KERNELS
 static const struct fconv_kernels kernels_avx2 = {
@@ -70,6 +71,7 @@ static const struct fconv_kernels kernels_avx2 = {
     .implicit_gemm_tile = fconv_implicit_gemm_tile__avx2, .implicit_gemm_tiles = fconv_implicit_gemm_tiles__avx2,
     .implicit_gemm_px = 6, .implicit_gemm_nv = 2, .implicit_gemm_px_registers = 6, .lanes = 8,
     .transpose = fconv_transpose__avx2,
+    .transpose_streamed = fconv_transpose_streamed__avx2,
 };
 #endif
 #ifdef FCONV_HAVE_AVX512_KERNELS
@@ -104,6 +106,7 @@ static const struct fconv_kernels kernels_avx512 = {
     .implicit_gemm_tile = fconv_implicit_gemm_tile__avx512, .implicit_gemm_tiles = fconv_implicit_gemm_tiles__avx512,
     .implicit_gemm_px = 7, .implicit_gemm_nv = 4, .implicit_gemm_px_registers = 6, .lanes = 16,
     .transpose = fconv_transpose__avx512,
+    .transpose_streamed = fconv_transpose_streamed__avx512,
 };
 #endif
 

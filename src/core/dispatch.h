@@ -347,6 +347,10 @@ struct fconv_kernels {
     size_t implicit_gemm_px_registers;         /* the widest tile with every weight vector in a
                                                   register (<= implicit_gemm_px) */
     fconv_transpose_fn transpose;
+    /* transpose's sums, each of dst's rows written by non-temporal stores of whole 64-byte
+     * lines: rows a multiple of 16, dst 64-byte aligned and ld_dst a multiple of 16; the caller
+     * orders the stores (fconv_stream_fence) before anyone reads dst */
+    fconv_transpose_fn transpose_streamed;
     size_t lanes;                     /* VF_LANES: segments per fft-rows call */
 };
 
@@ -522,6 +526,12 @@ void fconv_im2col_copy_stride2__avx512(float *dst, const float *src, size_t n);
 void fconv_transpose__scalar(const float *src, size_t ld_src, size_t rows, size_t cols, float *dst, size_t ld_dst);
 void fconv_transpose__avx2(const float *src, size_t ld_src, size_t rows, size_t cols, float *dst, size_t ld_dst);
 void fconv_transpose__avx512(const float *src, size_t ld_src, size_t rows, size_t cols, float *dst, size_t ld_dst);
+void fconv_transpose_streamed__scalar(const float *src, size_t ld_src, size_t rows, size_t cols, float *dst,
+                                      size_t ld_dst);
+void fconv_transpose_streamed__avx2(const float *src, size_t ld_src, size_t rows, size_t cols, float *dst,
+                                    size_t ld_dst);
+void fconv_transpose_streamed__avx512(const float *src, size_t ld_src, size_t rows, size_t cols, float *dst,
+                                      size_t ld_dst);
 
 /* The per-ISA fft-rows transforms (kernels/fft/fft-rows.c). */
 #define FCONV_DECLARE_FFT_ROWS(isa)                                                                   \

@@ -268,13 +268,15 @@ static void test_conv2d_blocks(void) {
 
 /* An output large enough to be streamed (non-temporal stores: NCHW, the NCHW driver's rows a
  * whole number of vectors, through the scatters of F(2x2), F(4x4) and the stride-2 phases'
- * F(3x3, 4x4), and winograd-rows' rows; NHWC, the channels-last driver's tiles), 64-byte aligned
- * and 1 and 5 floats past a line (plain stores): against the reference, the same bits either way,
- * and for 1 and 2 threads (each worker fences its own streamed stores). Rows of 160 columns:
- * winograd-rows' steps of 64 end in a partial one, whose whole vectors stream too. k <= 136. */
-static void streamed_output(fconv_algo algo, fconv_layout layout, int64_t c, int64_t k, int64_t r, int64_t stride) {
+ * F(3x3, 4x4), winograd-rows' rows, and the channels-last driver's transposes of whole output
+ * rows; NHWC, the channels-last driver's tiles), 64-byte aligned and 1 and 5 floats past a line
+ * (plain stores): against the reference, the same bits either way, and for 1 and 2 threads (each
+ * worker fences its own streamed stores). n images of out_h x out_w outputs: winograd-rows' steps of 64
+ * end in a partial one on rows of 160, whose whole vectors stream too. k <= 136. */
+static void streamed_output(fconv_algo algo, fconv_layout layout, int64_t n, int64_t out_h, int64_t out_w,
+                            int64_t c, int64_t k, int64_t r, int64_t stride) {
     const int64_t pad = r / 2;
-    const fconv_conv2d_desc d = {.n = 1, .c = c, .h = 128 * stride, .w = 160 * stride, .k = k, .r = r, .s = r,
+    const fconv_conv2d_desc d = {.n = n, .c = c, .h = out_h * stride, .w = out_w * stride, .k = k, .r = r, .s = r,
                                  .stride_h = stride, .stride_w = stride, .pad_top = pad, .pad_left = pad,
                                  .pad_bottom = pad, .pad_right = pad, .has_bias = 1,
                                  .activation = FCONV_ACTIVATION_RELU, .layout = layout};
@@ -286,6 +288,8 @@ static void streamed_output(fconv_algo algo, fconv_layout layout, int64_t c, int
         int64_t nx = fconv_plan_input_elements(plan), nw = fconv_plan_weight_elements(plan);
         size_t ny = (size_t)fconv_plan_output_elements(plan), bytes = (ny + 16) * sizeof(float);
         CHECK(ny * sizeof(float) >= 8u << 20);
+        /* the NCHW plans with channels a multiple of 16 on the channels-last driver (its transposes) */
+        CHECK(layout != FCONV_LAYOUT_NCHW || c % 16 != 0 || fconv_wino_channels_last_runs(plan, 4));
         float *x = malloc((size_t)nx * sizeof *x), *w = malloc((size_t)nw * sizeof *w), bias[136];
         float *ybuf = aligned_alloc(64, (bytes + 63) / 64 * 64);
         uint64_t saved = test_rng_state;
@@ -315,11 +319,13 @@ static void streamed_output(fconv_algo algo, fconv_layout layout, int64_t c, int
 }
 
 static void test_streamed_output(void) {
-    streamed_output(FCONV_ALGO_WINOGRAD_4X4, FCONV_LAYOUT_NCHW, 3, 128, 3, 1);
-    streamed_output(FCONV_ALGO_WINOGRAD_2X2, FCONV_LAYOUT_NCHW, 3, 128, 3, 1);
-    streamed_output(FCONV_ALGO_WINOGRAD_STRIDE2, FCONV_LAYOUT_NCHW, 3, 128, 7, 2); /* the stem's scatter, m = 3 */
-    streamed_output(FCONV_ALGO_WINOGRAD_4X4, FCONV_LAYOUT_NHWC, 16, 128, 3, 1);
-    streamed_output(FCONV_ALGO_WINOGRAD_ROWS, FCONV_LAYOUT_NCHW, 3, 136, 3, 1); /* blocks of 64, 64 and 8 channels */
+    streamed_output(FCONV_ALGO_WINOGRAD_4X4, FCONV_LAYOUT_NCHW, 1, 128, 160, 3, 128, 3, 1);
+    streamed_output(FCONV_ALGO_WINOGRAD_2X2, FCONV_LAYOUT_NCHW, 1, 128, 160, 3, 128, 3, 1);
+    streamed_output(FCONV_ALGO_WINOGRAD_STRIDE2, FCONV_LAYOUT_NCHW, 1, 128, 160, 3, 128, 7, 2); /* the stem, m = 3 */
+    streamed_output(FCONV_ALGO_WINOGRAD_4X4, FCONV_LAYOUT_NHWC, 1, 128, 160, 16, 128, 3, 1);
+    /* the channels-last driver (y's images cached): whole rows, the last tile row's three too */
+    streamed_output(FCONV_ALGO_WINOGRAD_4X4, FCONV_LAYOUT_NCHW, 2, 91, 112, 16, 128, 3, 1);
+    streamed_output(FCONV_ALGO_WINOGRAD_ROWS, FCONV_LAYOUT_NCHW, 1, 128, 160, 3, 136, 3, 1); /* blocks of 64, 64, 8 */
 }
 
 /* Where 512-bit loads are slow (fconv_cpu_info.wide_loads_slow) two AVX-512 kernels take some

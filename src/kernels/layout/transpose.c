@@ -4,8 +4,9 @@
  * registers (VF_LANES row loads, vf_transpose, VF_LANES row stores), and so do the ragged right
  * and bottom edges, by partial loads and stores: the NCHW Winograd driver transposes rows of
  * 14-58 pixels, mostly edge. Three or four channels (RGB, RGBA) side by side go through
- * permutes instead. Compiled once per ISA (simd/vec.h); contract: fconv_transpose_fn in
- * core/dispatch.h.
+ * permutes instead. A streamed form writes whole lines of dst by non-temporal stores (the
+ * channels-last Winograd driver's large NCHW outputs). Compiled once per ISA (simd/vec.h);
+ * contracts: fconv_transpose_fn and transpose_streamed in core/dispatch.h.
  */
 #include "core/dispatch.h"
 #include "simd/vec.h"
@@ -69,6 +70,34 @@ static void transpose_squares(const float *src, size_t ld_src, size_t rows, size
         if (full_cols < cols)
             transpose_square(src + i * ld_src + full_cols, ld_src, nr, cols - full_cols, dst + full_cols * ld_dst + i,
                              ld_dst);
+    }
+}
+
+/* One square of VF_LANES rows of nc <= VF_LANES floats in, nc rows of VF_LANES out, stored
+ * non-temporally (the rows past nc neither read nor stored). */
+static ALWAYS_INLINE void transpose_square_streamed(const float *src, size_t ld_src, size_t nc, float *dst,
+                                                    size_t ld_dst) {
+    vf r[VF_LANES];
+    UNROLLED (size_t a = 0; a < VF_LANES; a++)
+        r[a] = nc == VF_LANES ? vf_loadu(src + a * ld_src) : vf_loadu_partial(src + a * ld_src, nc);
+    vf_transpose(r);
+    for (size_t a = 0; a < nc; a++) vf_stream(dst + a * ld_dst, r[a]);
+}
+
+/* A line's worth of src's rows at a time, so that each of dst's lines is written whole by
+ * consecutive stores (two squares' on AVX2, where a vector is half a line). */
+void FCONV_ISA_SUFFIX(fconv_transpose_streamed)(const float *src, size_t ld_src, size_t rows, size_t cols, float *dst,
+                                                size_t ld_dst) {
+    enum { LINE_FLOATS = 16 };
+    const size_t full_cols = cols - cols % VF_LANES;
+    for (size_t i = 0; i < rows; i += LINE_FLOATS) {
+        for (size_t j = 0; j < full_cols; j += VF_LANES)
+            UNROLLED (size_t h = 0; h < LINE_FLOATS; h += VF_LANES)
+                transpose_square_streamed(src + (i + h) * ld_src + j, ld_src, VF_LANES, dst + j * ld_dst + i + h, ld_dst);
+        if (full_cols < cols)
+            UNROLLED (size_t h = 0; h < LINE_FLOATS; h += VF_LANES)
+                transpose_square_streamed(src + (i + h) * ld_src + full_cols, ld_src, cols - full_cols,
+                                          dst + full_cols * ld_dst + i + h, ld_dst);
     }
 }
 
