@@ -446,7 +446,8 @@ struct tile_ctx {
     float *y;            /* the pass's first output [K][P][Q] */
     int relu;
     unsigned streams;    /* FCONV_IG_INPUT_STREAMS: x is read in place and does not stay cached
-                            from one run to the next; FCONV_IG_OUTPUT_STREAMS: nor does y */
+                            from one run to the next; FCONV_IG_OUTPUT_STREAMS: nor does y;
+                            FCONV_IG_OUTPUT_NONTEMPORAL: y by non-temporal stores (ig_execute) */
 };
 
 /* What the tiles of channel block b of group grp share. */
@@ -622,6 +623,7 @@ static void pairs_task(const void *vctx, size_t begin, size_t end, size_t worker
         }
         f += j1 - j0;
     }
+    if (sc->tc->streams & FCONV_IG_OUTPUT_NONTEMPORAL) fconv_stream_fence();
 }
 
 /* Pairs a thread takes at a time (fconv_parallel_steal: its own share in order, then what
@@ -650,6 +652,15 @@ static void ig_execute(const fconv_plan *plan, const float *x, const float *w, c
     struct tile_ctx tc = {&g, d, plan->kernels, s, x, packed, d->has_bias ? bias : NULL, y,
                           d->activation == FCONV_ACTIVATION_RELU,
                           io_bytes > FCONV_CACHED_BYTES ? FCONV_IG_OUTPUT_STREAMS | (g.copy ? 0u : FCONV_IG_INPUT_STREAMS) : 0u};
+    /* An NHWC y past the last-level cache leaves its whole tiles through non-temporal stores
+     * (every pixel's channel blocks whole lines where y is 64-byte aligned and K a multiple of
+     * 16), which skip reading y's lines first. Emerald Rapids VM, 2 threads, 21 alternated
+     * rounds, two copies of each plan: 8 x 3 x 224^2 -> 64 3x3 NHWC (103 MB of y) 1.05-1.07x;
+     * 1 x 3 x 224^2 (12.8 MB, which stays in the shared cache from run to run) had lost
+     * 0.90-0.93x with the 8 MiB of FCONV_STREAM_OUTPUT_BYTES, 8 x 64 x 56^2 -> 256 1x1 (25.7
+     * MB) level, 1x1 layers of 0.8-3.2 MB 0.85-0.90x at the GEMMs' 512 KiB. */
+    if (g.nhwc && g.k % 16 == 0 && (uintptr_t)y % 64 == 0 && 4.0 * (double)(g.n * g.k * g.p * g.q) > FCONV_LLC_BYTES)
+        tc.streams |= FCONV_IG_OUTPUT_NONTEMPORAL;
     for (int64_t n0 = 0; n0 < g.n; n0 += g.pass) {
         int64_t images = g.n - n0 < g.pass ? g.n - n0 : g.pass;
         const float *xn = x + n0 * g.c * g.h * g.w;

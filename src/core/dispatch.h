@@ -270,7 +270,11 @@ typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps
  * ahead; not with channels_last, whose pixels' channels the tile prefetches line by line); y
  * goes to memory (the tile asks for its output lines before its taps); w comes from beyond
  * L2 (channels_last tiles without edges then ask for w's rows WEIGHT_PREFETCH_TAPS ahead;
- * the others and fconv_implicit_gemm_tiles_fn ignore it).
+ * the others and fconv_implicit_gemm_tiles_fn ignore it). FCONV_IG_OUTPUT_NONTEMPORAL, no
+ * hint: channels_last whole tiles (npix = px, nch = nv*lanes) store y by non-temporal stores
+ * (without asking for its lines first), the same values; y and y_stride must then put every
+ * pixel's first channel on a 64-byte line, and the caller orders the stores
+ * (fconv_stream_fence) before anyone reads y.
  * A tile's taps may come in chunks, one call each, in order: acc_in (NULL: a zeroed register)
  * holds the sums the chunk before left in its acc_out, and a call with acc_out (NULL: the
  * tile's last chunk, stored to y as above) leaves its sums there instead of storing y, so
@@ -285,7 +289,12 @@ typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps
  * place with no zero-padded copy. With edges, npix < px needs nv = implicit_gemm_nv.
  */
 #define FCONV_IMPLICIT_GEMM_PX_MAX 8 /* the largest implicit_gemm_px of any table */
-enum { FCONV_IG_INPUT_STREAMS = 1, FCONV_IG_OUTPUT_STREAMS = 2, FCONV_IG_WEIGHT_STREAMS = 4 };
+enum {
+    FCONV_IG_INPUT_STREAMS = 1,
+    FCONV_IG_OUTPUT_STREAMS = 2,
+    FCONV_IG_WEIGHT_STREAMS = 4,
+    FCONV_IG_OUTPUT_NONTEMPORAL = 8
+};
 struct fconv_implicit_gemm_edges {
     size_t group, first, last;
     size_t phase; /* the call's first tap is tap `phase` of its group (a chunk may start inside one) */

@@ -6,7 +6,7 @@
  * one-pixel output (the transposing store's stride is 1), windows that stay inside the image (no padded copy), reach one side's
  * padding only or lie wholly in it (the kernel rows a tile skips), batches split into
  * passes of padded copies, taps in chunks (3x3 kernels too, under a slow shared-cache rate),
- * NaN through ReLU, and the workspace formula; the layers
+ * NaN through ReLU, the workspace formula, and an NHWC output stored non-temporally; the layers
  * and the in-place windows in both layouts (NCHW and NHWC). Run once per ISA (tests.cmake).
  */
 #include <math.h>
@@ -436,6 +436,43 @@ static void test_row_tiles(void) {
     cpu->wide_loads_slow = saved;
 }
 
+/* An NHWC output past the last-level cache (FCONV_LLC_BYTES): 64-byte aligned, its whole
+ * tiles leave through non-temporal stores; one float past a line, plain stores. Against the
+ * reference, and the same bits either way on 1 and 2 threads (each worker fences its own
+ * stores); a partial last tile (270400 pixels) and edged rows among them. */
+static void test_nontemporal_output(void) {
+    const fconv_conv2d_desc d = {.n = 1, .c = 1, .h = 520, .w = 520, .k = 32, .r = 3, .s = 3, .pad_top = 1,
+                                 .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1,
+                                 .activation = FCONV_ACTIVATION_RELU, .layout = FCONV_LAYOUT_NHWC};
+    float *x = random_array(d.h * d.w), *w = random_array(d.k * 9), *bias = random_array(d.k);
+    const size_t ny = (size_t)(d.k * d.h * d.w);
+    CHECK(ny * sizeof(float) > FCONV_LLC_BYTES);
+    float *ybuf = aligned_alloc(64, (ny + 16) * sizeof(float)), *y1 = malloc(ny * sizeof *y1);
+    for (int threads = 1; threads <= 2; threads++) {
+        fconv_plan *plan;
+        CHECK(fconv_plan_conv2d(&d, &(fconv_options){.algo = FCONV_ALGO_IMPLICIT_GEMM, .threads = threads}, w, bias,
+                                &plan) == FCONV_OK);
+        for (size_t shift = 0; shift <= 1; shift++) {
+            float *y = ybuf + shift;
+            CHECK(fconv_execute(plan, x, NULL, NULL, y) == FCONV_OK);
+            if (threads == 1 && shift == 0) {
+                double norm = fconv_ref_normalized_error(plan, x, w, bias, y, 1, NULL);
+                CHECKF(norm <= BOUND, "non-temporal NHWC output: normalized error %.3g", norm);
+                memcpy(y1, y, ny * sizeof *y1);
+            } else {
+                CHECKF(memcmp(y1, y, ny * sizeof *y) == 0, "non-temporal NHWC output: %d threads, y %zu floats past a line differs",
+                       threads, shift);
+            }
+        }
+        fconv_plan_destroy(plan);
+    }
+    free(ybuf);
+    free(y1);
+    free(x);
+    free(w);
+    free(bias);
+}
+
 int main(void) {
     test_init();
     fconv_algo_info info;
@@ -449,5 +486,6 @@ int main(void) {
     TEST(test_narrow_tiles);
     TEST(test_row_tiles);
     TEST(test_workspace);
+    TEST(test_nontemporal_output);
     return test_finish();
 }

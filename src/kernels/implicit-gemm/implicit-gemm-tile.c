@@ -48,13 +48,15 @@ _Static_assert(MEM_VECTORS(IG_PX_REGISTERS) == IG_NV, "IG_PX_REGISTERS holds its
 
 /* Where the sums go: pixel i of channel j at y[j*stride + i] (channels_last: y[i*stride + j])
  * for i < npix, j < nch, bias[j] added (bias may be NULL), then max(0, .) if relu;
- * to_memory: y's lines are not in the caches. */
+ * to_memory: y's lines are not in the caches; nontemporal: channels_last whole tiles store
+ * by non-temporal stores (FCONV_IG_OUTPUT_NONTEMPORAL). */
 struct tile_out {
     float *y;
     size_t stride, npix, nch;
     int channels_last;
     const float *bias;
     int relu, to_memory;
+    int nontemporal;
 };
 
 /* Where y goes to memory, the tile asks for its output lines for writing before its taps,
@@ -193,7 +195,8 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int np, const int prefet
     UNROLLED (int i = 0; i < np; i++)
         UNROLLED (int v = 0; v < nv; v++) acc[i][v] = acc_in ? vf_load(acc_in + ACC_AT(i, v)) : vf_zero();
     const size_t width = (size_t)nv * VF_LANES;
-    if (!acc_out && o->to_memory) prefetch_output(nv, np, o);
+    const int nontemporal = o->nontemporal && o->npix == (size_t)np && o->nch == (size_t)nv * VF_LANES;
+    if (!acc_out && o->to_memory && !nontemporal) prefetch_output(nv, np, o);
     if (!edged) {
         for (size_t t = 0; t < taps; t++) tap_step(acc, nv, np, prefetch, t, 0, np, taps, xs, off, w, width);
     } else {
@@ -229,6 +232,13 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int np, const int prefet
             UNROLLED (int v = 0; v < nv; v++)
                 add[v] = o->bias ? vf_loadu(o->bias + (size_t)v * VF_LANES) : vf_set1(-0.0f);
             const vf floor = vf_set1(o->relu ? 0.0f : -INFINITY);
+            if (nontemporal) {
+                UNROLLED (int i = 0; i < np; i++)
+                    UNROLLED (int v = 0; v < nv; v++)
+                        vf_stream(o->y + (size_t)i * o->stride + (size_t)v * VF_LANES,
+                                  vf_max(floor, vf_add(acc[i][v], add[v])));
+                return;
+            }
             UNROLLED (int i = 0; i < np; i++)
                 UNROLLED (int v = 0; v < nv; v++)
                     vf_storeu(o->y + (size_t)i * o->stride + (size_t)v * VF_LANES,
@@ -450,7 +460,8 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tiles)(size_t tiles, size_t taps, cons
     assert(px == IG_PX || (px == IG_PX_REGISTERS && nv == IG_NV));
     const struct tiles_call c = {
         tiles, taps, x, pixel_bases, off, w, y_tile_step,
-        {y, y_stride, px, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0}};
+        {y, y_stride, px, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0,
+         channels_last && (streams & FCONV_IG_OUTPUT_NONTEMPORAL) != 0}};
     const int prefetch = prefetch_mode(channels_last, streams, 0);
 #if IG_PX_REGISTERS < IG_PX
     if (px < IG_PX) {
@@ -474,7 +485,8 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const 
     const int prefetch = prefetch_mode(channels_last, streams, !edges);
     const struct tile_call c = {
         taps, x, off, w, edges, acc_in, acc_out,
-        {y, y_stride, npix, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0}};
+        {y, y_stride, npix, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0,
+         channels_last && (streams & FCONV_IG_OUTPUT_NONTEMPORAL) != 0}};
     const int mode = edges ? (prefetch == PREFETCH_PIXELS          ? EDGED_PIXELS
                               : prefetch == PREFETCH_PLANES_STREAMS ? EDGED_STREAMS
                                                                     : EDGED_PLANES)
