@@ -107,14 +107,14 @@ static int image_per_thread(const fconv_plan *plan) {
  * products of depth 128 and more later went back to the 8 x 32 tile, which ran them as fast or
  * faster there: gemm-packed.c's wide_tile().) */
 #define POINTWISE_WIDE_TILE_SPEEDUP 1.11
-/* Products at least this deep gain nothing from the wide tile where 512-bit loads issue two a
- * cycle: on an Emerald Rapids VM it ran them 0.92-1.07x, and implicit-gemm ran ResNet-50's NCHW
- * 1x1 layers of 512 and 1024 input channels 1.02-1.20x faster than im2col (2 threads, 9-15
- * alternated rounds in one process: 512 -> 256 on 28^2 1.07x, 1024 -> 256 on 14^2 1.20x, ->
- * 512 1.02x, batch 8 512 -> 128 and -> 256 1.08x, 1024 -> 256 1.07x, -> 512 1.04x; 512 -> 128
- * 0.98x; one thread 0.95-0.99x), those of 256 (8 x 256 x 56^2 -> 128 0.91x, 8 x 256 x 14^2 ->
- * 1024 0.98x) staying with im2col. There the speed-up is counted below this depth only. */
-#define POINTWISE_WIDE_TILE_DEEP 512
+/* At every depth: on an Emerald Rapids VM (two 512-bit loads a cycle) implicit-gemm had run
+ * the NCHW 1x1 layers of 512 and 1024 input channels 1.02-1.20x faster than im2col, and the
+ * factor was kept to depths below 512 there; after the packed GEMM's changes of 2026-11-30 (the
+ * 8 x 32 tile from depth 128, C streamed off a line, the next B sliver asked for ahead) im2col
+ * ran them faster: 2 threads, 21 alternated rounds in one process, 512 -> 128 on 28^2 1.21x,
+ * -> 256 1.18x, 1024 -> 256 on 14^2 1.11x, -> 512 1.14x, batch 8 1.05, 1.04, 1.06, 1.00x; one
+ * thread, 9 rounds, 1.02-1.13x. On 7^2 maps (2048 -> 512, 512 -> 2048) the model still takes
+ * implicit-gemm, which ran them 1.04-1.15x faster at batch 1 and 0.92x at batch 8. */
 
 double fconv_conv2d_pointwise_seconds(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
@@ -141,9 +141,7 @@ double fconv_conv2d_pointwise_seconds(const fconv_plan *plan) {
      * threads, Zen 5), while 8 x 256 x 56^2 -> 128 (38.5 MB) ran im2col in 5.0-7.0 ms against
      * implicit-gemm's 5.1. */
     if (bytes > FCONV_LLC_BYTES) per_block += fconv_stream_seconds(4.0 * depth * pixels);
-    if (plan->kernels->gemm_ukernel_wide && fconv_cpu()->gemm_wide_tile &&
-        (fconv_cpu()->wide_loads_slow || depth < POINTWISE_WIDE_TILE_DEEP))
-        per_block /= POINTWISE_WIDE_TILE_SPEEDUP;
+    if (plan->kernels->gemm_ukernel_wide && fconv_cpu()->gemm_wide_tile) per_block /= POINTWISE_WIDE_TILE_SPEEDUP;
     return (double)d->n * (double)d->groups * per_block / (double)(plan->threads / threads);
 }
 
