@@ -31,6 +31,14 @@
  * WINO_MAX_BLOCK tiles, a multiple of the 16-tile strip. */
 #define WINO_BLOCK_TARGET_FLOATS ((size_t)1 << 19)
 #define WINO_MAX_BLOCK ((size_t)256)
+/* Where a core reads the shared cache slower than this (fconv_cpu_info.shared_read_bytes_per_s:
+ * Intel's mesh, ~12 GB/s), blocks aim at half the target, so that V and M (and a small U) stay
+ * in L2: a V that left it came back at that rate for the products. Emerald Rapids VM (2 MiB of
+ * L2), 2 threads, winograd-4x4 NCHW, 11 alternated rounds, two copies of each plan: 1 x 64 x
+ * 224^2 1.10-1.12x (96 tiles a block -> 32; perf, one thread: the input transform's share 9.9 ->
+ * 5.5% of the samples), 8 x 64 x 224^2 1.08-1.11x, 8 x 64 x 112^2 -> 128 1.02-1.03x, 8 x 128 x
+ * 112^2 and the 14^2 layers level. */
+#define WINO_SLOW_SHARED_READ_BYTES_PER_S 24e9
 /* The transformed weights U that stay in the last-level cache between tile blocks (half of
  * it). */
 #define WINO_U_CACHED_BYTES ((size_t)(FCONV_LLC_BYTES / 2))
@@ -185,7 +193,10 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
      * 52.6 -> 43.7 ms, 1x512x28x28 7.0 -> 5.95, 8x256x28x28 -> 512 26.8 -> 23.2). Below
      * that U stays cached between blocks, and larger blocks only push V and M out of L2
      * (1x256x56x56, U 9.4 MB: 5.4 -> 7.5 ms with them). */
-    size_t vm_target = WINO_BLOCK_TARGET_FLOATS, u_floats = a2 * cg * kg;
+    size_t vm_target = fconv_cpu()->shared_read_bytes_per_s < WINO_SLOW_SHARED_READ_BYTES_PER_S
+                           ? WINO_BLOCK_TARGET_FLOATS / 2
+                           : WINO_BLOCK_TARGET_FLOATS,
+           u_floats = a2 * cg * kg;
     if (u_floats * sizeof(float) > WINO_U_CACHED_BYTES && u_floats / 2 > vm_target) vm_target = u_floats / 2;
     size_t tb_max = vm_target / (a2 * (cg + kg));
     tb_max = tb_max / FCONV_WINO_STRIP * FCONV_WINO_STRIP;

@@ -379,6 +379,55 @@ static void test_wide_loads_both_ways(void) {
     cpu->wide_loads_slow = saved;
 }
 
+/* The shared cache's read rate (fconv_cpu_info.shared_read_bytes_per_s) sizes the blocks: the
+ * NCHW driver's aim at half as many floats where it is slow, and the channels-last driver's
+ * hold more tiles for U's reads past 1 MiB of U. Intel's rate against Zen 5's: other blocks
+ * (the workspace differs), the same bits, against the reference. */
+static void test_shared_read_both_ways(void) {
+    fconv_cpu_info *cpu = test_cpu_figures();
+    const double saved = cpu->shared_read_bytes_per_s;
+    const fconv_conv2d_desc cases[] = {
+        /* C not a multiple of 16: the NCHW driver, 400 tiles in 3 or 5 blocks */
+        {.n = 1, .c = 24, .h = 80, .w = 80, .k = 40, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .has_bias = 1},
+        /* the channels-last driver, U of 1.2 MB, 64 tiles, both layouts */
+        {.n = 1, .c = 48, .h = 32, .w = 32, .k = 176, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .activation = FCONV_ACTIVATION_RELU},
+        {.n = 1, .c = 48, .h = 32, .w = 32, .k = 176, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .activation = FCONV_ACTIVATION_RELU, .layout = FCONV_LAYOUT_NHWC},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        float *y[2] = {NULL, NULL};
+        size_t workspace[2] = {0, 0};
+        int64_t ny = 0;
+        for (int slow = 0; slow < 2; slow++) {
+            cpu->shared_read_bytes_per_s = slow ? FCONV_SHARED_READ_BYTES_PER_S_INTEL : FCONV_SHARED_READ_BYTES_PER_S_DEFAULT;
+            fconv_options o = {.algo = FCONV_ALGO_WINOGRAD_4X4, .threads = 1};
+            fconv_plan *plan = NULL;
+            CHECKF(fconv_plan_conv2d(&cases[i], &o, NULL, NULL, &plan) == FCONV_OK, "case %zu: %s", i, fconv_last_error());
+            if (!plan) continue;
+            workspace[slow] = fconv_plan_workspace_size(plan);
+            float bias[176], *x, *w;
+            ny = same_operands(plan, bias, 176, &x, &w, &y[slow]);
+            const float *b = cases[i].has_bias ? bias : NULL;
+            CHECK(fconv_execute(plan, x, w, b, y[slow]) == FCONV_OK);
+            const double err = fconv_ref_normalized_error(plan, x, w, b, y[slow], 1, NULL);
+            CHECKF(err <= 1e-5, "case %zu, slow shared reads %d: error %.3g", i, slow, err);
+            free(x);
+            free(w);
+            fconv_plan_destroy(plan);
+        }
+        CHECKF(workspace[0] != workspace[1], "case %zu: the shared read rate left the blocks as they were (%zu bytes)", i,
+               workspace[0]);
+        if (y[0] && y[1])
+            CHECKF(memcmp(y[0], y[1], (size_t)ny * sizeof(float)) == 0, "case %zu: the shared read rate changed the bits",
+                   i);
+        free(y[0]);
+        free(y[1]);
+    }
+    cpu->shared_read_bytes_per_s = saved;
+}
+
 /* The channels-last driver (winograd-channels-last.c: C and K multiples of 16, one group) on
  * NHWC plans, which it runs as they lie, and on NCHW plans, where it transposes a segment's rows
  * in and out: partial tiles, a 1x1 image, padding on one side, output channel blocks of the
@@ -686,6 +735,7 @@ int main(void) {
     TEST(test_streamed_output);
     TEST(test_wide_loads_both_ways);
     TEST(test_channels_last_driver);
+    TEST(test_shared_read_both_ways);
     TEST(test_rows);
     TEST(test_declines);
     TEST(test_weight_read_rate);
