@@ -37,7 +37,8 @@
  * L2), 2 threads, winograd-4x4 NCHW, 11 alternated rounds, two copies of each plan: 1 x 64 x
  * 224^2 1.10-1.12x (96 tiles a block -> 32; perf, one thread: the input transform's share 9.9 ->
  * 5.5% of the samples), 8 x 64 x 224^2 1.08-1.11x, 8 x 64 x 112^2 -> 128 1.02-1.03x, 8 x 128 x
- * 112^2 and the 14^2 layers level. */
+ * 112^2 and the 14^2 layers level; the 7x7/2 stem (its phases' 12 channels) 1.07-1.14x at batch
+ * 1 (64 tiles a block, 160 before) and 0.96x at batch 8, which ran best at 96 (1.03x). */
 #define WINO_SLOW_SHARED_READ_BYTES_PER_S 24e9
 /* The transformed weights U that stay in the last-level cache between tile blocks (half of
  * it). */
