@@ -519,9 +519,10 @@ void fconv_wino_channels_last_execute(const fconv_plan *plan, int m, const float
      * x 56^2 1.00. NCHW: the transposes of segments that are whole output rows (Q a multiple of
      * m), each plane's run of m rows starting on a line where m·Q and P·Q are multiples of 16.
      * Emerald Rapids VM, 2 threads, 15 alternated rounds, two copies of each plan: 8 x 128 x
-     * 56^2 -> 256 1.05x, 8 x 256 x 56^2 1.03x, 8 x 256 x 28^2 -> 512 1.03x, 8 x 128 x 28^2 1.06x
-     * (and 1 x 256 x 56^2, 3.2 MB, 1.02x: left cached for the next layer); the same transposes
-     * by plain stores were 0.90-0.95x the rows' own (which ask for y's lines ahead). */
+     * 56^2 -> 256 1.05x, 8 x 256 x 56^2 1.03x, 8 x 256 x 28^2 -> 512 1.03x (outputs of 3.2 MB,
+     * 8 x 128 x 28^2 and 1 x 256 x 56^2, ran 1.06x and 1.02x streamed: left cached for the next
+     * layer); the same transposes by plain stores were 0.90-0.93x the rows' own (which ask for
+     * y's lines ahead). */
     const int stream_rows = !g.nchw || (g.q % g.m == 0 && (g.m * g.q) % 16 == 0 && (g.p * g.q) % 16 == 0);
     ctx.stream = stream_rows && (uintptr_t)y % 64 == 0 && (double)plan->y_elems * sizeof(float) >= FCONV_STREAM_OUTPUT_BYTES;
     if (!g.phase_mode) {
