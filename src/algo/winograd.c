@@ -32,13 +32,15 @@
 #define WINO_BLOCK_TARGET_FLOATS ((size_t)1 << 19)
 #define WINO_MAX_BLOCK ((size_t)256)
 /* Where a core reads the shared cache slower than this (fconv_cpu_info.shared_read_bytes_per_s:
- * Intel's mesh, ~12 GB/s), blocks aim at half the target, so that V and M (and a small U) stay
- * in L2: a V that left it came back at that rate for the products. Emerald Rapids VM (2 MiB of
- * L2), 2 threads, winograd-4x4 NCHW, 11 alternated rounds, two copies of each plan: 1 x 64 x
- * 224^2 1.10-1.12x (96 tiles a block -> 32; perf, one thread: the input transform's share 9.9 ->
- * 5.5% of the samples), 8 x 64 x 224^2 1.08-1.11x, 8 x 64 x 112^2 -> 128 1.02-1.03x, 8 x 128 x
- * 112^2 and the 14^2 layers level; the 7x7/2 stem (its phases' 12 channels) 1.07-1.14x at batch
- * 1 (64 tiles a block, 160 before) and 0.96x at batch 8, which ran best at 96 (1.03x). */
+ * Intel's mesh, ~12 GB/s), blocks aim at 5/8 of the target (1.25 MiB), so that V and M (and a
+ * small U) stay in L2: a V that left it came back at that rate for the products. Emerald Rapids
+ * VM (2 MiB of L2), 2 threads, NCHW, 9-21 alternated rounds, two copies of each plan, against
+ * the 2 MiB blocks: winograd-4x4 1 x 64 x 224^2 1.04-1.06x (96 tiles a block -> 64; perf, one
+ * thread, 32 tiles: the input transform's share 9.9 -> 5.5% of the samples), 8 x 64 x 224^2
+ * 1.06x, 8 x 64 x 112^2 -> 128 1.02-1.03x, 8 x 128 x 112^2 and the 14^2 layers level; the 7x7/2
+ * stem (winograd-stride2, 12 phase channels) 1.10-1.14x at batch 1, 1.03-1.04x at batch 8 (160 tiles
+ * -> 96). At half the target the 64 -> 64 layers ran 1.02-1.03x faster still, but the stem at
+ * batch 8 (64 tiles) 0.96x of the 2 MiB blocks. */
 #define WINO_SLOW_SHARED_READ_BYTES_PER_S 24e9
 /* The transformed weights U that stay in the last-level cache between tile blocks (half of
  * it). */
@@ -195,7 +197,7 @@ static struct wino_geometry geometry(const fconv_plan *plan, int m) {
      * that U stays cached between blocks, and larger blocks only push V and M out of L2
      * (1x256x56x56, U 9.4 MB: 5.4 -> 7.5 ms with them). */
     size_t vm_target = fconv_cpu()->shared_read_bytes_per_s < WINO_SLOW_SHARED_READ_BYTES_PER_S
-                           ? WINO_BLOCK_TARGET_FLOATS / 2
+                           ? WINO_BLOCK_TARGET_FLOATS / 8 * 5
                            : WINO_BLOCK_TARGET_FLOATS,
            u_floats = a2 * cg * kg;
     if (u_floats * sizeof(float) > WINO_U_CACHED_BYTES && u_floats / 2 > vm_target) vm_target = u_floats / 2;
