@@ -91,6 +91,12 @@ struct cl_geometry {
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* Tiles per block where g's tiles go in `blocks` blocks as evenly as whole register tiles allow
+ * (the last block holds what is left). */
+static int64_t balanced_block_tiles(const struct cl_geometry *g, int64_t blocks) {
+    return ((g->tiles + blocks - 1) / blocks + g->px - 1) / g->px * g->px;
+}
+
 static struct cl_geometry cl_geometry(const fconv_plan *plan, int m) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     struct cl_geometry g;
@@ -154,12 +160,10 @@ static struct cl_geometry cl_geometry(const fconv_plan *plan, int m) {
      * against two; as four of 49, 2 threads, Emerald Rapids VM, 31 alternated rounds, two
      * copies of each plan: 1 x 256 x 56^2 NCHW 1.00-1.15x, 1 x 128 x 56^2 -> 256 1.14x). */
     if (!g.phase_mode && threads > 1 && g.blocks > threads && g.blocks < 4 * threads) {
-        const int64_t even = g.blocks / threads * threads;
-        const int64_t even_tb = ((g.tiles + even - 1) / even + g.px - 1) / g.px * g.px; /* as below */
+        const int64_t even = g.blocks / threads * threads, even_tb = balanced_block_tiles(&g, even);
         if ((g.tiles + even_tb - 1) / even_tb == even) g.blocks = even;
     }
-    g.tb = (g.tiles + g.blocks - 1) / g.blocks; /* balanced, whole register tiles */
-    g.tb = (g.tb + g.px - 1) / g.px * g.px;
+    g.tb = balanced_block_tiles(&g, g.blocks);
     g.blocks = (g.tiles + g.tb - 1) / g.tb;
     g.u_floats = (size_t)(g.a2 * g.kblocks * g.c * g.block);
     g.offsets_bytes = fconv_round_up_64((size_t)g.c * sizeof(int32_t));
