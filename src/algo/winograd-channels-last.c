@@ -313,7 +313,7 @@ static void multiply(const struct cl_ctx *ctx, int64_t xn0, int64_t xn1, int64_t
                 g->kern->implicit_gemm_tile((size_t)g->c, bases, ctx->offsets, uw, (size_t)nv,
                                             mx + t * g->k + kb * g->block, (size_t)g->k, 1, (size_t)npix,
                                             (size_t)nch, NULL, 0, g->u_streams ? FCONV_IG_WEIGHT_STREAMS : 0,
-                                            NULL, NULL, NULL);
+                                            NULL, NULL, NULL, NULL, 0);
             }
         }
     }

@@ -287,6 +287,9 @@ typedef void (*fconv_fft_cols_inverse_fn)(size_t n, const float *spec, size_t ps
  * edges->first taps of each group, that of pixel npix-1 the last edges->last: the kernel
  * columns a row's first and last windows have in the padding, so that the image is read in
  * place with no zero-padded copy. With edges, npix < px needs nv = implicit_gemm_nv.
+ * ahead (NULL: nothing): tap t asks for the 64-byte line at ahead + 16t into L2, for t below
+ * ahead_lines and taps: the weights the caller's next tiles read, fetched while this one
+ * multiplies; the ahead_lines lines from ahead lie in one object (the caller's weights).
  */
 #define FCONV_IMPLICIT_GEMM_PX_MAX 8 /* the largest implicit_gemm_px of any table */
 enum {
@@ -303,7 +306,7 @@ typedef void (*fconv_implicit_gemm_tile_fn)(size_t taps, const float *const *x, 
                                             const float *w, size_t nv, float *y, size_t y_stride, int channels_last,
                                             size_t npix, size_t nch, const float *bias, int relu, unsigned streams,
                                             const struct fconv_implicit_gemm_edges *edges, const float *acc_in,
-                                            float *acc_out);
+                                            float *acc_out, const float *ahead, size_t ahead_lines);
 
 /* A run of `tiles` tiles of px pixels each (implicit_gemm_px, or implicit_gemm_px_registers
  * with nv = implicit_gemm_nv), each over all `taps` with no edges and no chunks: pixel e of
@@ -458,7 +461,7 @@ void fconv_wino_rows_product_shuffled_kernel__avx512(float *y, size_t y_kstride,
                                          size_t nch,                                                          \
                                          const float *bias, int relu, unsigned streams,                       \
                                          const struct fconv_implicit_gemm_edges *edges, const float *acc_in,  \
-                                         float *acc_out);                                                     \
+                                         float *acc_out, const float *ahead, size_t ahead_lines);             \
     void fconv_implicit_gemm_tiles__##isa(size_t tiles, size_t taps, const float *x, const int32_t *pixel_bases, \
                                           const int32_t *off, const float *w, size_t nv, float *y,            \
                                           size_t y_tile_step, size_t y_stride, int channels_last, size_t nch, \

@@ -185,10 +185,17 @@ static ALWAYS_INLINE void edged_tap_step(vf acc[IG_PX][IG_NV], const int nv, con
     }
 }
 
+/* Tap t of a tile that asks for the caller's next weights (fconv_implicit_gemm_tile_fn's
+ * `ahead`): their t-th line, into L2. */
+static ALWAYS_INLINE void ask_ahead(const float *ahead, size_t ahead_lines, size_t t) {
+    if (t < ahead_lines) __builtin_prefetch(ahead + t * LINE_FLOATS, 0, 1);
+}
+
 static ALWAYS_INLINE void tile_sums(const int nv, const int np, const int prefetch, const int edged, size_t taps,
                                     const float *const *x, const int32_t *restrict off, const float *restrict w,
                                     const struct fconv_implicit_gemm_edges *edges, const float *acc_in,
-                                    float *acc_out, const struct tile_out *o) {
+                                    float *acc_out, const float *ahead, size_t ahead_lines,
+                                    const struct tile_out *o) {
     const float *xs[IG_PX];
     UNROLLED (int i = 0; i < IG_PX; i++) xs[i] = x[i];
     vf acc[IG_PX][IG_NV];
@@ -198,7 +205,10 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int np, const int prefet
     const int nontemporal = o->nontemporal && o->npix == (size_t)np && o->nch == (size_t)nv * VF_LANES;
     if (!acc_out && o->to_memory && !nontemporal) prefetch_output(nv, np, o);
     if (!edged) {
-        for (size_t t = 0; t < taps; t++) tap_step(acc, nv, np, prefetch, t, 0, np, taps, xs, off, w, width);
+        for (size_t t = 0; t < taps; t++) {
+            ask_ahead(ahead, ahead_lines, t);
+            tap_step(acc, nv, np, prefetch, t, 0, np, taps, xs, off, w, width);
+        }
     } else {
         /* Taps come in groups of a kernel row's columns; the first pixel leaves out each
          * group's first `first` taps (their columns lie left of x), the last pixel its last
@@ -208,13 +218,17 @@ static ALWAYS_INLINE void tile_sums(const int nv, const int np, const int prefet
         if (edges->phase == 0 && taps % group == 0) { /* whole groups (the bounds below cost NCHW's
                                                          3-tap groups 4% of a 3x3/2 layer) */
             for (size_t g = 0; g < taps; g += group)
-                for (size_t s = 0; s < group; s++)
+                for (size_t s = 0; s < group; s++) {
+                    ask_ahead(ahead, ahead_lines, g + s);
                     edged_tap_step(acc, nv, np, prefetch, g + s, s, first, last_from, taps, xs, off, w, width);
+                }
         } else {
             for (size_t g = 0, s0 = edges->phase; g < taps; g += group - s0, s0 = 0) {
                 const size_t s1 = taps - g < group - s0 ? s0 + (taps - g) : group;
-                for (size_t s = s0; s < s1; s++)
+                for (size_t s = s0; s < s1; s++) {
+                    ask_ahead(ahead, ahead_lines, g + s - s0);
                     edged_tap_step(acc, nv, np, prefetch, g + s - s0, s, first, last_from, taps, xs, off, w, width);
+                }
             }
         }
     }
@@ -281,6 +295,8 @@ struct tile_call {
     const struct fconv_implicit_gemm_edges *edges;
     const float *acc_in;
     float *acc_out;
+    const float *ahead;
+    size_t ahead_lines;
     struct tile_out o;
 };
 
@@ -295,7 +311,7 @@ struct tile_call {
 #define TILE_FN(name, nv, np, prefetch, edged)                                                             \
     static __attribute__((noinline)) void name(const struct tile_call *c) {                                \
         tile_sums(nv, np, prefetch, edged, c->taps, c->x, c->off, c->w, c->edges, c->acc_in, c->acc_out,   \
-                  &c->o);                                                                                  \
+                  c->ahead, c->ahead_lines, &c->o);                                                        \
     }
 typedef void (*tile_instance)(const struct tile_call *c);
 enum { EDGED_PIXELS, EDGED_PLANES, EDGED_STREAMS, PIXELS, PIXELS_WEIGHTS, PLANES_STREAMS, PLANES, TILE_MODES };
@@ -399,7 +415,7 @@ struct tiles_call {
             const float *xs[IG_PX];                                                                        \
             UNROLLED (int e = 0; e < IG_PX; e++)                                                           \
                 xs[e] = c->x + c->pixel_bases[j * (np) + (size_t)(e < (np) ? e : (np) - 1)];               \
-            tile_sums(nv, np, prefetch, 0, c->taps, xs, c->off, c->w, NULL, NULL, NULL, &o);               \
+            tile_sums(nv, np, prefetch, 0, c->taps, xs, c->off, c->w, NULL, NULL, NULL, NULL, 0, &o);      \
         }                                                                                                  \
     }
 typedef void (*tiles_instance)(const struct tiles_call *c);
@@ -477,14 +493,14 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tile)(size_t taps, const float *const 
                                                 int channels_last, size_t npix, size_t nch, const float *bias,
                                                 int relu, unsigned streams,
                                                 const struct fconv_implicit_gemm_edges *edges, const float *acc_in,
-                                                float *acc_out) {
+                                                float *acc_out, const float *ahead, size_t ahead_lines) {
     assert(x && off && w && y && nv >= 1 && nv <= IG_NV && npix >= 1 && npix <= IG_PX && nch >= 1 &&
            nch <= nv * VF_LANES);
     assert(!edges || (edges->group >= 1 && edges->phase < edges->group && edges->first <= edges->group &&
                       edges->last <= edges->group));
     const int prefetch = prefetch_mode(channels_last, streams, !edges);
     const struct tile_call c = {
-        taps, x, off, w, edges, acc_in, acc_out,
+        taps, x, off, w, edges, acc_in, acc_out, ahead, ahead ? ahead_lines : 0,
         {y, y_stride, npix, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0,
          channels_last && (streams & FCONV_IG_OUTPUT_NONTEMPORAL) != 0}};
     const int mode = edges ? (prefetch == PREFETCH_PIXELS          ? EDGED_PIXELS
