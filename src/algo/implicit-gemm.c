@@ -94,9 +94,7 @@ static double tile_flops_per_second(const struct fconv_kernels *kern) {
  * (above: Intel's, not Zen's): a block's weights past L2 then go in chunks that stay in L2 for
  * a run. */
 static int tile_outruns_shared_cache(const struct fconv_kernels *kern, int64_t px) {
-    /* each weight feeds px multiply-adds */
-    const double bytes_per_second = tile_flops_per_second(kern) * sizeof(float) / (2.0 * (double)px);
-    return bytes_per_second > fconv_cpu()->shared_read_bytes_per_s;
+    return fconv_implicit_gemm_tile_weight_bytes_per_second(kern->isa, (double)px) > fconv_cpu()->shared_read_bytes_per_s;
 }
 
 /* Tiles that hold every weight vector in a register (implicit_gemm_px_registers: AVX-512 6 x

@@ -83,6 +83,8 @@ struct cl_geometry {
                                           blocks per worker) */
     int u_streams;                     /* U is read from beyond a core's L2: the products ask for
                                           it ahead (FCONV_IG_WEIGHT_STREAMS) */
+    int u_next;                        /* and faster than the shared cache delivers it: the
+                                          products ask for the next channel block's U too */
     size_t u_floats;                   /* U packed: a2 · kblocks · C · block */
     /* workspace: [channel offsets][U, weights at execute time][V, M per set][patch, out per
      * thread]: a set per worker running whole blocks, one shared in phase mode */
@@ -153,6 +155,8 @@ static struct cl_geometry cl_geometry(const fconv_plan *plan, int m) {
     g.phase_mode = threads > 1 && u_bytes > WINO_CL_U_PRIVATE_BYTES && tb_shared < tb / 2;
     if (!g.phase_mode) tb = tb_shared;
     g.u_streams = u_bytes > WINO_CL_U_PRIVATE_BYTES;
+    g.u_next = g.u_streams && fconv_implicit_gemm_tile_weight_bytes_per_second(g.kern->isa, (double)g.px) >
+                                  fconv_cpu()->shared_read_bytes_per_s;
     tb = tb < g.px ? g.px : tb >= g.tiles ? g.tiles : tb / g.px * g.px;
     g.blocks = (g.tiles + tb - 1) / tb;
     /* A few whole blocks per worker: as many for each, the blocks a little larger (the five
@@ -298,9 +302,10 @@ static const float *tile_patch(const struct cl_geometry *g, const float *x, int6
 /* A block's nt tiles: M[ξν][tile] = V[ξν][tile] · U[ξν]^T for ξν in [xn0, xn1), register
  * tile by register tile, ξν by ξν and channel block by block (a block's U, C·block floats,
  * serves all nt tiles). Where U streams from beyond L2, the first register tile of each
- * channel block reads that block's U from there and the others from L1 and L2: they share out
- * asking for the next block's U into L2, a line a channel (the tile's `ahead`), so that the
- * next first tile finds it there. Emerald Rapids VM, 2 threads, winograd-4x4, 21 alternated
+ * channel block reads that block's U from there and the others from L1 and L2; where the tile
+ * reads it faster than the shared cache gives it (u_next: Intel's cores, measured there only)
+ * the others share out asking for the next block's U into L2, a line a channel (the tile's
+ * `ahead`), so that the next first tile finds it there. Emerald Rapids VM, 2 threads, winograd-4x4, 21 alternated
  * rounds, two copies of each plan, NCHW / NHWC: 1 x 512 x 28^2 1.08-1.10 / 1.10-1.13x, 8 x 256
  * x 28^2 -> 512 1.10-1.12 / 1.10-1.12x, 8 x 512 x 7^2 NHWC 1.11-1.14x, 1 x 256 x 56^2 1.03-1.06
  * / 1.04-1.15x, 1 x 128 x 56^2 -> 256 1.04-1.06 / 1.05x, 8 x 128 x 28^2 1.02-1.04x, 1 x 128
@@ -316,7 +321,7 @@ static void multiply(const struct cl_ctx *ctx, int64_t xn0, int64_t xn1, int64_t
             const float *uw = ctx->u + (size_t)((xn * g->kblocks + kb) * g->c * g->block);
             /* the next channel block's U (every block reserves C·block floats), in this range */
             const int last = xn == xn1 - 1 && kb == g->kblocks - 1;
-            const float *next = g->u_streams && !last ? uw + g->c * g->block : NULL;
+            const float *next = g->u_next && !last ? uw + g->c * g->block : NULL;
             const size_t lines = (size_t)(g->c * g->block / 16), later = (size_t)((nt - 1) / g->px);
             for (int64_t t = 0; t < nt; t += g->px) {
                 const int64_t npix = min64(g->px, nt - t);

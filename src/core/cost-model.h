@@ -28,4 +28,11 @@ static inline double fconv_implicit_gemm_tile_flops_per_second(fconv_isa isa) {
     return isa >= FCONV_ISA_AVX512 ? 107e9 : isa >= FCONV_ISA_AVX2 ? 95e9 : 7e9;
 }
 
+/* Bytes of weights a second that tile reads on one thread where it has px pixels: each weight
+ * feeds px multiply-adds (AVX-512's 7 pixels: ~31 GB/s, past what Intel's cores read from the
+ * shared cache, within AMD's; fconv_cpu_info.shared_read_bytes_per_s). */
+static inline double fconv_implicit_gemm_tile_weight_bytes_per_second(fconv_isa isa, double px) {
+    return fconv_implicit_gemm_tile_flops_per_second(isa) * sizeof(float) / (2.0 * px);
+}
+
 #endif
