@@ -278,7 +278,8 @@ static void test_tap_chunks(void) {
  * uses a block's weights past L2 (Intel's rate, forced here as a test-only override of the CPU
  * figure, restored after): 3x3 layers with more than 768 KiB of weights a block on every ISA
  * (scalar blocks are 4 channels wide), edged and padded-copy tiles, stride 1 and 2. Chunked
- * (a sums buffer in the workspace) under the slow rate and not under Zen's, with the same bits
+ * (a sums buffer in the workspace, a run's later tiles asking for the next chunk's weights)
+ * under the slow rate and not under Zen's, with the same bits
  * (the scalar tile, at ~7 GFLOP/s, never outruns a cache: not chunked there either); against
  * the reference, 1 and 2 threads, under the slow one. */
 static void test_wide_kernel_chunks(void) {
