@@ -52,8 +52,9 @@ struct ig_geometry {
     int64_t pass;           /* images per parallel pass: all when read in place, else as many
                                padded copies as PASS_BYTES holds (at least one) */
     int64_t chunk;          /* taps per chunk: a tile goes over its taps chunk by chunk */
-    int ask_ahead;          /* chunked, and the tile outruns the shared cache: a run's later
-                               tiles ask for the next chunk's weights (pairs_task) */
+    int64_t ask_ahead_tiles; /* where the tile outruns the shared cache, the most tiles of a
+                               block (chunked: any) whose later ones ask for the next chunk's
+                               weights (pairs_task) */
 };
 
 /* Padded copies made at once. A pass is two parallel regions (copy, tiles) whose threads
@@ -89,6 +90,10 @@ static double tile_flops_per_second(const struct fconv_kernels *kern) {
  * 21 alternated rounds 1.59 / 1.48 -> 1.39 ms (fastest 1.15 -> 0.98), NCHW 15 rounds 1.83 ->
  * 1.60; batch 8, 7 rounds, NCHW 13.5 -> 11.8, NHWC 11.7 / 10.5 -> 10.4 (oneDNN 10.9-12.1). */
 #define CHUNK_WEIGHT_BYTES ((int64_t)256 << 10)
+
+/* Unchunked, a worker's tiles of a block ask for the next block's weights where the first
+ * tile's wait for its own would be at least this share of their time. */
+#define ASK_AHEAD_MIN_WAIT 0.05
 
 /* Whether a tile of px pixels reads weights faster than a core gets them from the shared cache
  * (above: Intel's, not Zen's): a block's weights past L2 then go in chunks that stay in L2 for
@@ -185,7 +190,11 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
                                ? 1
                                : (weight_bytes + CHUNK_WEIGHT_BYTES - 1) / CHUNK_WEIGHT_BYTES;
     g->chunk = (g->taps + chunks - 1) / chunks;
-    g->ask_ahead = chunks > 1 && outrun;
+    /* unchunked, the first tile's wait on a block's weights, as a share of the block's range
+     * of tiles, is the tile's read rate over the shared cache's, over the tiles */
+    const double wait_tiles = fconv_implicit_gemm_tile_weight_bytes_per_second(kern->isa, (double)g->px) /
+                              fconv_cpu()->shared_read_bytes_per_s / ASK_AHEAD_MIN_WAIT;
+    g->ask_ahead_tiles = !outrun ? 0 : chunks > 1 ? INT64_MAX : (int64_t)wait_tiles;
 }
 
 /* Tile `tile` of an image: its first pixel and its pixels. A row's tiles (row_tiles) share
@@ -548,7 +557,7 @@ static void tile_task(const struct tile_ctx *tc, const struct block_args *ba, in
  * cycles a tile in the driver: 1 thread, 1 x 64 x 56^2 -> 256 1x1 NHWC (64 taps a tile) ran
  * 5% slower than a bare loop of tile calls in the same process, and as fast with runs. */
 static void tiles_task(const struct tile_ctx *tc, const struct block_args *ba, int64_t image, int64_t tile,
-                       int64_t count) {
+                       int64_t count, const float *ahead, size_t ahead_lines) {
     const struct ig_geometry *g = tc->g;
     int64_t pix0, npix;
     tile_span(g, tile, &pix0, &npix);
@@ -556,7 +565,7 @@ static void tiles_task(const struct tile_ctx *tc, const struct block_args *ba, i
                                   tc->s->pixel_bases + pix0, tc->s->tap_offsets, ba->w, (size_t)ba->nv,
                                   block_output(tc, ba, image, pix0), (size_t)(g->px * (g->nhwc ? g->k : 1)),
                                   g->nhwc ? (size_t)g->k : (size_t)(g->p * g->q), g->nhwc, (size_t)ba->nch, ba->bias,
-                                  tc->relu, tc->streams, (size_t)g->px);
+                                  tc->relu, tc->streams, (size_t)g->px, ahead, ahead_lines);
 }
 
 struct share_ctx {
@@ -610,12 +619,14 @@ static const float *next_chunk_weights(const struct tile_ctx *tc, int64_t i, int
  * tiles: run, or fewer in the last), block by block within a run, tile by tile within a
  * block: each thread's share is consecutive runs, a share of the pixels, as the row-split
  * padding copy's. Each block's tiles of the range go through the taps chunk by chunk.
- * Where weights outrun the shared cache (ask_ahead), a chunk's first tile waits on its weights
- * from there (the others find them in L2) unless they came meanwhile: the range's other tiles
- * share out the asking for the next chunk's lines, one a tap (a burst before each tile did
- * nothing). 2 threads, Emerald Rapids VM, 21 alternated rounds: 3x3/2 1 x 512 x 14^2 NCHW
- * 1.17-1.19x, NHWC 1.12-1.13x, batch 8 1.05-1.10x; 1x1 2048 -> 512 on 7^2 1.11-1.16x, batch 8
- * 1.06-1.10x (docs/algorithms/implicit-gemm.md). */
+ * Where the tile outruns the shared cache, a chunk's first tile waits on its weights from
+ * there (the others find them in L2) unless they came meanwhile: the range's other tiles share
+ * out the asking for the next chunk's lines (or the next block's first), one a tap (a burst
+ * before each tile did nothing); unchunked, only ranges of few tiles (ask_ahead_tiles), where
+ * the wait is worth it. 2 threads, Emerald Rapids VM, 21 alternated rounds: chunked, 3x3/2 1
+ * x 512 x 14^2 NCHW 1.17-1.19x, NHWC 1.12-1.13x, batch 8 1.05-1.10x, 1x1 2048 -> 512 on 7^2
+ * 1.11-1.16x, batch 8 1.06-1.10x; unchunked, 1x1 512 -> 2048 on 7^2 1.08-1.12x, 1024 -> 512
+ * on 14^2 NHWC 1.07-1.09x, 3x3/2 256 x 28^2 1.03-1.07x (docs/algorithms/implicit-gemm.md). */
 static void pairs_task(const void *vctx, size_t begin, size_t end, size_t worker) {
     const struct share_ctx *sc = vctx;
     const struct ig_geometry *g = sc->tc->g;
@@ -629,21 +640,24 @@ static void pairs_task(const void *vctx, size_t begin, size_t end, size_t worker
         const struct block_args ba = block_args(sc->tc, i / g->blocks, i % g->blocks);
         for (int64_t chunk = 0; chunk < chunks; chunk++) {
             size_t next_lines = 0;
-            const float *next = g->ask_ahead && j1 - j0 > 1
+            const float *next = j1 - j0 > 1 && j1 - j0 <= g->ask_ahead_tiles
                                     ? next_chunk_weights(sc->tc, i, sc->blocks, chunk, &next_lines)
                                     : NULL;
             /* the range's tiles, image by image, without a division per tile */
             int64_t image = (c * sc->run + j0) / g->tiles, tile = (c * sc->run + j0) % g->tiles;
             for (int64_t j = j0; j < j1;) {
                 int64_t count = run_length(g, sc->tc->d, tile, j1 - j);
+                /* tile u > 0 of the range's m asks for lines [(u-1)/(m-1), u/(m-1)) of them: the
+                 * call's tiles [u, last] for lines [from, to) */
+                const size_t u = (size_t)(j - j0), last = u + (size_t)(count > 0 ? count : 1) - 1;
+                const size_t m1 = (size_t)(j1 - j0 - 1), from = u ? (u - 1) * next_lines / m1 : 0;
+                const size_t to = last ? last * next_lines / m1 : 0;
+                const float *ahead = next ? next + from * 16 : NULL;
                 if (count > 0) {
-                    tiles_task(sc->tc, &ba, image, tile, count);
+                    tiles_task(sc->tc, &ba, image, tile, count, ahead, to - from);
                 } else {
-                    /* tile u > 0 of the range's m asks for lines [(u-1)/(m-1), u/(m-1)) of them */
-                    const size_t u = (size_t)(j - j0), m1 = (size_t)(j1 - j0 - 1);
-                    const size_t from = u ? (u - 1) * next_lines / m1 : 0, to = u ? u * next_lines / m1 : 0;
                     tile_task(sc->tc, &ba, image, tile, chunk, sums ? sums + (j - j0) * g->px * g->block : NULL,
-                              next ? next + from * 16 : NULL, to - from);
+                              ahead, to - from);
                     count = 1;
                 }
                 j += count;

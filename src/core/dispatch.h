@@ -312,11 +312,13 @@ typedef void (*fconv_implicit_gemm_tile_fn)(size_t taps, const float *const *x, 
  * with nv = implicit_gemm_nv), each over all `taps` with no edges and no chunks: pixel e of
  * tile j reads at x + pixel_bases[j*px + e] and its sums go to y + j*y_tile_step, laid out as
  * the tile's y (y_stride, channels_last, nch channels). The same sums as one tile call per
- * tile, without the driver's work per tile (a 1x1 layer's tile of 64 taps is ~1000 cycles). */
+ * tile, without the driver's work per tile (a 1x1 layer's tile of 64 taps is ~1000 cycles).
+ * ahead, ahead_lines: as the tile's, shared out evenly among the run's tiles. */
 typedef void (*fconv_implicit_gemm_tiles_fn)(size_t tiles, size_t taps, const float *x, const int32_t *pixel_bases,
                                              const int32_t *off, const float *w, size_t nv, float *y,
                                              size_t y_tile_step, size_t y_stride, int channels_last, size_t nch,
-                                             const float *bias, int relu, unsigned streams, size_t px);
+                                             const float *bias, int relu, unsigned streams, size_t px,
+                                             const float *ahead, size_t ahead_lines);
 
 /* Transpose (kernels/layout/transpose.c): dst[j*ld_dst + i] = src[i*ld_src + j] for i < rows,
  * j < cols (conv2d's NHWC tensors to NCHW and back: a pixel's channels, a row of src, become
@@ -465,7 +467,8 @@ void fconv_wino_rows_product_shuffled_kernel__avx512(float *y, size_t y_kstride,
     void fconv_implicit_gemm_tiles__##isa(size_t tiles, size_t taps, const float *x, const int32_t *pixel_bases, \
                                           const int32_t *off, const float *w, size_t nv, float *y,            \
                                           size_t y_tile_step, size_t y_stride, int channels_last, size_t nch, \
-                                          const float *bias, int relu, unsigned streams, size_t px);          \
+                                          const float *bias, int relu, unsigned streams, size_t px,           \
+                                          const float *ahead, size_t ahead_lines);                            \
     size_t fconv_implicit_gemm_px__##isa(void);                                                               \
     size_t fconv_implicit_gemm_px_registers__##isa(void);                                                     \
     size_t fconv_implicit_gemm_nv__##isa(void);

@@ -328,6 +328,26 @@ static void test_wide_kernel_chunks(void) {
     cpu->shared_read_bytes_per_s = saved;
 }
 
+/* Where the tile outruns the shared cache (Intel's rate, forced as above), a worker's later
+ * tiles of a block ask for the next block's weights even unchunked where the block has few
+ * tiles: runs of whole tiles (1x1 on 7^2: 7 tiles a block, a partial last block), edged and
+ * padded tiles (3x3/2, pad 1, two images), two groups. Against the reference, plan-time and
+ * execute-time weights, 1 and 2 threads the same bits (the asking only names lines). */
+static void test_next_weights_asked(void) {
+    fconv_cpu_info *cpu = test_cpu_figures();
+    const double saved = cpu->shared_read_bytes_per_s;
+    cpu->shared_read_bytes_per_s = FCONV_SHARED_READ_BYTES_PER_S_INTEL;
+    const fconv_conv2d_desc layers[] = {
+        {.n = 1, .c = 300, .h = 7, .w = 7, .k = 200, .r = 1, .s = 1, .has_bias = 1},
+        {.n = 2, .c = 40, .h = 15, .w = 15, .k = 70, .r = 3, .s = 3, .stride_h = 2, .stride_w = 2, .pad_top = 1,
+         .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .activation = FCONV_ACTIVATION_RELU},
+        {.n = 1, .c = 64, .h = 9, .w = 9, .k = 160, .r = 3, .s = 3, .groups = 2, .pad_top = 1, .pad_left = 1,
+         .pad_bottom = 1, .pad_right = 1, .has_bias = 1},
+    };
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) check_layer(layers[i]);
+    cpu->shared_read_bytes_per_s = saved;
+}
+
 static void test_workspace(void) {
     /* at Zen's shared-cache rate: below it (Intel's) the 9x9 layers' taps go in chunks, whose
      * sums add to the workspace (test_wide_kernel_chunks) */
@@ -484,6 +504,7 @@ int main(void) {
     TEST(test_nan);
     TEST(test_tap_chunks);
     TEST(test_wide_kernel_chunks);
+    TEST(test_next_weights_asked);
     TEST(test_narrow_tiles);
     TEST(test_row_tiles);
     TEST(test_workspace);

@@ -404,6 +404,8 @@ struct tiles_call {
     const int32_t *pixel_bases, *off;
     const float *w;
     size_t y_step;
+    const float *ahead; /* the run's share of the caller's next weights, split among its tiles */
+    size_t ahead_lines;
     struct tile_out o;
 };
 
@@ -415,7 +417,9 @@ struct tiles_call {
             const float *xs[IG_PX];                                                                        \
             UNROLLED (int e = 0; e < IG_PX; e++)                                                           \
                 xs[e] = c->x + c->pixel_bases[j * (np) + (size_t)(e < (np) ? e : (np) - 1)];               \
-            tile_sums(nv, np, prefetch, 0, c->taps, xs, c->off, c->w, NULL, NULL, NULL, NULL, 0, &o);      \
+            const size_t from = j * c->ahead_lines / c->tiles, to = (j + 1) * c->ahead_lines / c->tiles;     \
+            tile_sums(nv, np, prefetch, 0, c->taps, xs, c->off, c->w, NULL, NULL, NULL,                    \
+                      c->ahead ? c->ahead + from * LINE_FLOATS : NULL, to - from, &o);                     \
         }                                                                                                  \
     }
 typedef void (*tiles_instance)(const struct tiles_call *c);
@@ -471,11 +475,12 @@ void FCONV_ISA_SUFFIX(fconv_implicit_gemm_tiles)(size_t tiles, size_t taps, cons
                                                  const int32_t *pixel_bases, const int32_t *off, const float *w,
                                                  size_t nv, float *y, size_t y_tile_step, size_t y_stride,
                                                  int channels_last, size_t nch, const float *bias, int relu,
-                                                 unsigned streams, size_t px) {
+                                                 unsigned streams, size_t px, const float *ahead,
+                                                 size_t ahead_lines) {
     assert(x && pixel_bases && off && w && y && nv >= 1 && nv <= IG_NV && nch >= 1 && nch <= nv * VF_LANES);
     assert(px == IG_PX || (px == IG_PX_REGISTERS && nv == IG_NV));
     const struct tiles_call c = {
-        tiles, taps, x, pixel_bases, off, w, y_tile_step,
+        tiles, taps, x, pixel_bases, off, w, y_tile_step, ahead, ahead ? ahead_lines : 0,
         {y, y_stride, px, nch, channels_last, bias, relu, (streams & FCONV_IG_OUTPUT_STREAMS) != 0,
          channels_last && (streams & FCONV_IG_OUTPUT_NONTEMPORAL) != 0}};
     const int prefetch = prefetch_mode(channels_last, streams, 0);
