@@ -40,4 +40,3 @@ fconv_status fconv_fail(fconv_status status, const char *fmt, ...) {
     va_end(ap);
     return status;
 }
-int fconv_x_u2;
