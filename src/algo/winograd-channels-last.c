@@ -305,11 +305,12 @@ static const float *tile_patch(const struct cl_geometry *g, const float *x, int6
  * channel block reads that block's U from there and the others from L1 and L2; where the tile
  * reads it faster than the shared cache gives it (u_next: Intel's cores, measured there only)
  * the others share out asking for the next block's U into L2, a line a channel (the tile's
- * `ahead`), so that the next first tile finds it there. Emerald Rapids VM, 2 threads, winograd-4x4, 21 alternated
- * rounds, two copies of each plan, NCHW / NHWC: 1 x 512 x 28^2 1.08-1.10 / 1.10-1.13x, 8 x 256
- * x 28^2 -> 512 1.10-1.12 / 1.10-1.12x, 8 x 512 x 7^2 NHWC 1.11-1.14x, 1 x 256 x 56^2 1.03-1.06
- * / 1.04-1.15x, 1 x 128 x 56^2 -> 256 1.04-1.06 / 1.05x, 8 x 128 x 28^2 1.02-1.04x, 1 x 128
- * x 112^2 1.01-1.04x; the blocks of 16 tiles (14^2 and 16^2 maps, 3 register tiles) level. */
+ * `ahead`), so that the next first tile finds it there. Emerald Rapids VM, 2 threads,
+ * winograd-4x4, 21 alternated rounds, two copies of each plan, NCHW / NHWC: 1 x 512 x 28^2
+ * 1.08-1.10 / 1.10-1.13x, 8 x 256 x 28^2 -> 512 1.10-1.12 / 1.10-1.12x, 8 x 512 x 7^2 NHWC
+ * 1.11-1.14x, 1 x 256 x 56^2 1.03-1.06 / 1.04-1.15x, 1 x 128 x 56^2 -> 256 1.04-1.06 / 1.05x, 8
+ * x 128 x 28^2 1.02-1.04x, 1 x 128 x 112^2 1.01-1.04x; blocks of 16 tiles (14^2 and 16^2 maps,
+ * 3 register tiles) level. */
 static void multiply(const struct cl_ctx *ctx, int64_t xn0, int64_t xn1, int64_t nt, const float *v, float *mm) {
     const struct cl_geometry *g = ctx->g;
     const float *bases[FCONV_IMPLICIT_GEMM_PX_MAX];
