@@ -95,13 +95,6 @@ static double tile_flops_per_second(const struct fconv_kernels *kern) {
  * tile's wait for its own would be at least this share of their time. */
 #define ASK_AHEAD_MIN_WAIT 0.05
 
-/* Whether a tile of px pixels reads weights faster than a core gets them from the shared cache
- * (above: Intel's, not Zen's): a block's weights past L2 then go in chunks that stay in L2 for
- * a run. */
-static int tile_outruns_shared_cache(const struct fconv_kernels *kern, int64_t px) {
-    return fconv_implicit_gemm_tile_weight_bytes_per_second(kern->isa, (double)px) > fconv_cpu()->shared_read_bytes_per_s;
-}
-
 /* Tiles that hold every weight vector in a register (implicit_gemm_px_registers: AVX-512 6 x
  * 64, 10 loads a tap for 24 multiply-adds) rather than the widest (7 x 64, 17 loads for 28),
  * on cores that issue one 512-bit load a cycle, where the wider one waits on its loads; only
@@ -185,16 +178,18 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     int64_t image_bytes = g->c * g->hp * g->wp * (int64_t)sizeof(float);
     g->pass = !g->copy ? g->n : image_bytes >= PASS_BYTES ? 1 : PASS_BYTES / image_bytes < g->n ? PASS_BYTES / image_bytes : g->n;
     const int64_t weight_bytes = g->taps * g->block * (int64_t)sizeof(float);
-    const int outrun = tile_outruns_shared_cache(kern, g->px);
+    /* the tile's weight rate over the shared cache's: past 1 (Intel's cores, not Zen's) the tile
+     * outruns it, and a block's weights past L2 go in chunks that stay in L2 for a run (above) */
+    const double read_ratio = fconv_implicit_gemm_tile_weight_bytes_per_second(kern->isa, (double)g->px) /
+                              fconv_cpu()->shared_read_bytes_per_s;
+    const int outrun = read_ratio > 1.0;
     const int64_t chunks = d->s > 1 && !(outrun && weight_bytes > L2_BYTES)
                                ? 1
                                : (weight_bytes + CHUNK_WEIGHT_BYTES - 1) / CHUNK_WEIGHT_BYTES;
     g->chunk = (g->taps + chunks - 1) / chunks;
     /* unchunked, the first tile's wait on a block's weights, as a share of the block's range
-     * of tiles, is the tile's read rate over the shared cache's, over the tiles */
-    const double wait_tiles = fconv_implicit_gemm_tile_weight_bytes_per_second(kern->isa, (double)g->px) /
-                              fconv_cpu()->shared_read_bytes_per_s / ASK_AHEAD_MIN_WAIT;
-    g->ask_ahead_tiles = !outrun ? 0 : chunks > 1 ? INT64_MAX : (int64_t)wait_tiles;
+     * of tiles, is read_ratio over the tiles */
+    g->ask_ahead_tiles = !outrun ? 0 : chunks > 1 ? INT64_MAX : (int64_t)(read_ratio / ASK_AHEAD_MIN_WAIT);
 }
 
 /* Tile `tile` of an image: its first pixel and its pixels. A row's tiles (row_tiles) share
@@ -649,9 +644,13 @@ static void pairs_task(const void *vctx, size_t begin, size_t end, size_t worker
                 int64_t count = run_length(g, sc->tc->d, tile, j1 - j);
                 /* tile u > 0 of the range's m asks for lines [(u-1)/(m-1), u/(m-1)) of them: the
                  * call's tiles [u, last] for lines [from, to) */
-                const size_t u = (size_t)(j - j0), last = u + (size_t)(count > 0 ? count : 1) - 1;
-                const size_t m1 = (size_t)(j1 - j0 - 1), from = u ? (u - 1) * next_lines / m1 : 0;
-                const size_t to = last ? last * next_lines / m1 : 0;
+                size_t from = 0, to = 0;
+                if (next) {
+                    const size_t u = (size_t)(j - j0), last = u + (size_t)(count > 0 ? count : 1) - 1;
+                    const size_t m1 = (size_t)(j1 - j0 - 1);
+                    from = u ? (u - 1) * next_lines / m1 : 0;
+                    to = last ? last * next_lines / m1 : 0;
+                }
                 const float *ahead = next ? next + from * 16 : NULL;
                 if (count > 0) {
                     tiles_task(sc->tc, &ba, image, tile, count, ahead, to - from);

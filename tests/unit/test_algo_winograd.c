@@ -380,7 +380,7 @@ static void test_wide_loads_both_ways(void) {
 }
 
 /* The shared cache's read rate (fconv_cpu_info.shared_read_bytes_per_s) sizes the blocks: the
- * NCHW driver's aim at half as many floats where it is slow, and the channels-last driver's
+ * NCHW driver's aim at 5/8 as many floats where it is slow, and the channels-last driver's
  * hold more tiles for U's reads past 1 MiB of U, whose later register tiles then ask for the
  * next channel block's U (u_next). Intel's rate against Zen 5's: other blocks (the workspace
  * differs), the same bits, against the reference. */
