@@ -61,14 +61,16 @@ struct conv2d_ctx {
 #define FEW_CHANNEL_MAX_R 32
 #define FEW_CHANNELS_PER_CALL 8
 /* From this many output columns per kernel column a few-channel block reads its interior
- * columns in place and its edges from strips of their own rather than copying every row into
- * the thread's strip: the copy, a larger share of the work the fewer taps read each input,
- * then costs more than the edges save. 2 threads, Ice Lake VM, 3 -> 1, alternated rounds,
- * strip against in place (input at 64 bytes; at 16 where it says): 3x3 768^2 0.59 against
- * 0.70 ms, 896^2 0.79-0.83 against 0.75, 1024^2 1.34 against 1.18 (at 16 1.44 against 1.36),
- * 2048^2 at 16 6.1 against 4.7; 5x5 768^2 1.03 against 1.31, 1024^2 at 16 2.35 against 2.50,
- * 2048^2 at 16 8.8 against 7.9; depthwise 32 x 1024^2 3x3 20.0 against 20.2-20.4. */
-#define FEW_WHOLE_MAX_COLUMNS_PER_TAP 320
+ * columns in place and its edges from strips of their own (all the block's rows a call,
+ * FEW_EDGE) rather than copying every row into the thread's strip: the copy, a larger share
+ * of the work the fewer taps read each input, then costs more than the edges save. Emerald
+ * Rapids VM, 2 threads, 3 -> 1, 21-41 alternated rounds in one process, in place against the
+ * strip: 3x3 256^2 0.92x, 320^2 0.98-1.02x, 384^2 1.04x, 448^2 1.15x, 512^2 1.18x, 768^2
+ * 1.12-1.15x; 2048 x 256 0.95x, 128 x 1024 1.03x; 5x5 384^2 0.94x, 512^2 1.02-1.07x, 1024^2
+ * 1.24x; 7x7 512^2 0.93-0.97x, 1024^2 1.11-1.13x; 1 -> 1 3x3 256^2 0.81-0.86x, 512^2 0.99x.
+ * (With the edges a call per row, on the Ice Lake VM, the crossing had been near 320 columns
+ * a tap: 3x3 768^2 0.59 against 0.70 ms, 1024^2 1.34 against 1.18.) */
+#define FEW_WHOLE_MAX_COLUMNS_PER_TAP 112
 
 /* Kernel rows ((c, r) pairs) per call of the SIMD kernel: bounds the pointer arrays. */
 #define ROWS_PER_CALL 64
@@ -267,19 +269,39 @@ static int few_rows_from_strip(const fconv_plan *plan, int64_t p0, int64_t p1) {
  * of the rows' kernel rows in the padding, and fewer output channels per group than
  * direct_rows shares a load between (a few-channel layer: 3 -> 1; depthwise). With AVX2 the
  * four-row block of 3 x 3 taps and several input channels runs no faster than sum_columns'
- * one row of every (c, r) row, and pays only by the strip's free edges: 2 threads, Ice Lake
- * VM, 3 -> 1 3x3, alternated rounds, sum_columns against it: 112^2 0.035 against 0.019 ms,
- * 224^2 0.090 against 0.062, 512^2 0.39 against 0.36, 768^2 0.83 against 0.86, 1024^2 (in
- * place) 1.45-1.54 against 1.64-1.70. */
+ * one row of every (c, r) row, and pays only by its cheaper edges, up to
+ * FEW_AVX2_MAX_COLUMNS_PER_TAP: 2 threads, Ice Lake VM, 3 -> 1 3x3, alternated rounds,
+ * sum_columns against it (edges row by row): 112^2 0.035 against 0.019 ms, 224^2 0.090
+ * against 0.062, 512^2 0.39 against 0.36, 768^2 0.83 against 0.86, 1024^2 (in place)
+ * 1.45-1.54 against 1.64-1.70; AVX2 on the Emerald Rapids VM, 21 alternated rounds, in place
+ * with FEW_EDGE against sum_columns: 384^2 1.26-1.30x, 512^2 1.26-1.28x, 768^2 1.17-1.21x, 1024^2
+ * 0.96-0.97x. */
+#define FEW_AVX2_MAX_COLUMNS_PER_TAP 320
 static int few_channel_rows(const struct conv2d_ctx *ctx, int64_t p0, int64_t p1) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
     const int pays = d->c / d->groups == 1 || d->r * d->s >= 25 || ctx->plan->kernels->lanes >= 16 ||
-                     few_rows_from_strip(ctx->plan, p0, p1);
+                     ctx->plan->out_w < FEW_AVX2_MAX_COLUMNS_PER_TAP * d->s;
     return pays && d->k / d->groups < 4 && d->r <= FEW_CHANNEL_MAX_R && d->stride_h == 1 && d->dilation_h == 1 &&
            ctx->axis.stride == 1 && p0 - d->pad_top >= 0 && p1 - 1 - d->pad_top + d->r - 1 < d->h;
 }
 
-/* Output rows [p0, p1) (at most 4) of channels [k0, k1), interior columns [qa, qb), as
+enum few_rows_source {
+    FEW_IN_PLACE,   /* interior columns, every tap inside the rows: the input itself */
+    FEW_WHOLE_ROWS, /* qa = 0, qb = Q (the rows fitting the thread's strip): every column at
+                     * once, from the block's input rows copied zero-padded into the strip's
+                     * ring (conv2d_task then runs no edge columns) */
+    FEW_EDGE,       /* columns next to the padding: from a stack strip of the columns they
+                     * read, zero outside the row (few_edge_fits) */
+};
+
+/* Whether filter_row_block can take columns [qa, qb) of a block of nr rows as FEW_EDGE: its
+ * strip holds every channel's rows of them. */
+static int few_edge_fits(const fconv_plan *plan, int64_t nr, int64_t qa, int64_t qb) {
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    return d->c / d->groups * (d->r + nr - 1) * (qb - qa + (d->s - 1) * d->dilation_w) <= EDGE_STRIP_FLOATS;
+}
+
+/* Output rows [p0, p1) (at most 4) of channels [k0, k1), columns [qa, qb) from `source`, as
  * sum_columns would give them for every row: through the filter2d kernel, which loads each
  * input row once for all the rows it feeds (direct_rows loads it once per output row, for one
  * to three channels here), FEW_CHANNELS_PER_CALL input channels a call summed in registers
@@ -290,17 +312,21 @@ static int few_channel_rows(const struct conv2d_ctx *ctx, int64_t p0, int64_t p1
  * 5x5 2.0 -> 1.3. A call per channel had stored and reloaded the rows per channel: Ice Lake
  * VM, 3x3 from the strip, separate runs of one harness, 2.0-2.2 -> 1.2 ms. */
 static void filter_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p0, int64_t p1,
-                             int64_t k0, int64_t k1, int64_t qa, int64_t qb, int from_strip) {
+                             int64_t k0, int64_t k1, int64_t qa, int64_t qb, enum few_rows_source source) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
     const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
     const int64_t nr = p1 - p0, rows = d->r + nr - 1;
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * P * Q;
-    /* from_strip (qa = 0, qb = Q, the rows fitting it): every column at once, from the
-     * block's input rows copied zero-padded into the thread's strip (conv2d_task then runs
-     * no edge columns) */
     const int64_t width = strip_width(ctx->plan), top = p0 - d->pad_top;
-    if (from_strip) {
+    const int64_t edge_width = qb - qa + (d->s - 1) * d->dilation_w;
+    float edge_strip[EDGE_STRIP_FLOATS];
+    if (source == FEW_EDGE)
+        for (int64_t c = 0; c < cg; c++)
+            for (int64_t i = 0; i < rows; i++)
+                fconv_copy_padded_row(edge_strip + (c * rows + i) * edge_width, edge_width,
+                                      xg + (c * d->h + top + i) * d->w, d->w, qa - d->pad_left);
+    if (source == FEW_WHOLE_ROWS) {
         /* the rows the strip lacks, into their slots: where it holds rows [end - rows, end)
          * with end - rows <= top <= end, only rows end .. top + rows - 1 (a 3 -> 1 3x3 block of
          * 4 output rows: 4 of its 6), each into the slot of a row no longer needed */
@@ -322,8 +348,9 @@ static void filter_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g,
             const int64_t nc = fconv_direct_min(FEW_CHANNELS_PER_CALL, cg - c0);
             for (int64_t c = c0; c < c0 + nc; c++) {
                 for (int64_t i = 0; i < rows; i++)
-                    xs[(c - c0) * rows + i] = from_strip ? whole_strip + (c * rows + (top + i) % rows) * width
-                                                         : xg + (c * d->h + top + i) * d->w + (qa - d->pad_left);
+                    xs[(c - c0) * rows + i] = source == FEW_WHOLE_ROWS ? whole_strip + (c * rows + (top + i) % rows) * width
+                                              : source == FEW_EDGE     ? edge_strip + (c * rows + i) * edge_width
+                                                                       : xg + (c * d->h + top + i) * d->w + (qa - d->pad_left);
                 for (int64_t a = 0; a < d->r; a++) ts[(c - c0) * d->r + a] = ctx->w + ((k * cg + c) * d->r + a) * d->s;
             }
             ctx->plan->kernels->direct_filter_rows(ys, (size_t)nr, (size_t)(qb - qa), xs, ts, 1, (size_t)nc,
@@ -529,7 +556,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
      * 0.24 -> 0.105 ms, 3 -> 1 5x5 on 1024^2 0.90-0.94 -> 0.82-0.85, 3x3 0.50-0.57 -> 0.50-0.54).
      * Long rows read the input in place instead (few_rows_from_strip). */
     const int few_whole = rows_kernel && few_rows_from_strip(ctx->plan, p0, p1);
-    if (few_whole) filter_row_block(ctx, n, g, p0, p1, k0, k1, 0, Q, 1);
+    if (few_whole) filter_row_block(ctx, n, g, p0, p1, k0, k1, 0, Q, FEW_WHOLE_ROWS);
 
     for (int64_t p = p0; p < p1; p++) {
         int rows_inside = 0; /* does any kernel row read inside the image? */
@@ -551,20 +578,32 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
             int64_t qa = fconv_direct_min(d->pad_left, Q);
             int64_t qb = fconv_direct_min(fconv_direct_max(d->w + d->pad_left - (d->s - 1) * d->dilation_w, qa), Q);
             if (qa >= qb) qa = qb = Q; /* no interior: the edge loop takes every column */
-            else if (!rows_kernel) sum_columns(ctx, n, g, p, k0, k1, qa, qb, NULL, 0);
-            else if (p == p0) filter_row_block(ctx, n, g, p0, p1, k0, k1, qa, qb, 0);
             /* Each edge as one whole vector where the row holds one, recomputing a few
              * interior columns with the same taps in the same order (the same bits): the
              * kernel's partial-vector block for one or two columns keeps its accumulators
              * on the stack, and the two edge columns of a 3 -> 64 channel 224^2 layer took
              * a quarter of its time (1 thread: 3 -> 64 on 224^2 2.82 -> 2.69 ms, 64 -> 64
-             * on 56^2 7.22 -> 6.73, min of 7 alternated runs). */
+             * on 56^2 7.22 -> 6.73, min of 7 alternated runs). The interior is what is left
+             * (none where the edges meet). */
             const int64_t lanes = (int64_t)ctx->plan->kernels->lanes;
             const int widen = Q >= lanes && (lanes + (d->s - 1) * d->dilation_w) * ROWS_PER_CALL <= EDGE_STRIP_FLOATS;
             if (widen && qa > 0 && qa < lanes) qa = lanes;
             if (widen && qb < Q && qb > Q - lanes) qb = Q - lanes;
-            edge_columns(ctx, n, g, p, k0, k1, 0, qa);
-            edge_columns(ctx, n, g, p, k0, k1, qb, Q);
+            /* A few-channel block's edges as its interior, all its rows a call, from strips
+             * of their own: row by row (sum_columns, a call per row and edge) they had been a
+             * third of a 3 -> 1 3x3 layer on 1024^2 (perf, one thread). */
+            const int edge_block = rows_kernel && few_edge_fits(ctx->plan, p1 - p0, 0, qa) &&
+                                   few_edge_fits(ctx->plan, p1 - p0, qb, Q);
+            if (!rows_kernel && qa < qb) sum_columns(ctx, n, g, p, k0, k1, qa, qb, NULL, 0);
+            if (rows_kernel && p == p0) {
+                if (qa < qb) filter_row_block(ctx, n, g, p0, p1, k0, k1, qa, qb, FEW_IN_PLACE);
+                if (edge_block && qa > 0) filter_row_block(ctx, n, g, p0, p1, k0, k1, 0, qa, FEW_EDGE);
+                if (edge_block && qb < Q) filter_row_block(ctx, n, g, p0, p1, k0, k1, qb, Q, FEW_EDGE);
+            }
+            if (!edge_block) {
+                edge_columns(ctx, n, g, p, k0, k1, 0, qa);
+                edge_columns(ctx, n, g, p, k0, k1, qb, Q);
+            }
         }
         for (int64_t c = 0; c < cg && !stride1; c++) {
             for (int64_t r = 0; r < d->r; r++) {

@@ -337,11 +337,12 @@ static void test_few_channels(void) {
     few_channel_case(4, 4, 1, 10, 33, 3, 3, 1, 1);  /* depthwise */
     few_channel_case(6, 2, 2, 9, 50, 7, 2, 3, 1);   /* groups of 3 channels, padding rows everywhere */
     few_channel_case(1, 1, 1, 40, 20, 33, 3, 16, 1); /* taller than the path's pointer arrays: row kernel */
-    for (int64_t w = 3638; w <= 3640; w += 2) /* 4 rows' inputs filling the thread's strip, then one past */
-        few_channel_case(3, 1, 1, 14, w, 3, 3, 1, 1);
+    for (int64_t c = 36; c <= 37; c++) /* 4 rows' inputs filling the thread's strip (36 x 6 x 302), then past it */
+        few_channel_case(c, 1, 1, 14, 300, 3, 3, 1, 1);
     few_channel_case(3, 1, 1, 14, 3700, 3, 3, 0, 1); /* past the strip, no padding: interior = every column */
     few_channel_case(20, 1, 1, 9, 45, 5, 5, 2, 1);   /* more input channels than a call takes */
     few_channel_case(3, 1, 1, 9, 1000, 3, 3, 1, 1);  /* long rows: interior in place, edges from strips */
+    few_channel_case(64, 1, 1, 9, 1000, 5, 5, 2, 1); /* edges past their strip: row by row */
     few_channel_case(20, 2, 1, 6, 1700, 5, 5, 2, 1); /* both */
     few_channel_case(64, 1, 1, 9, 300, 3, 3, 1, 1);  /* short rows whose channels pass the strip: in place */
 }
