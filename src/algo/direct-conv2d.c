@@ -591,7 +591,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
             if (widen && qb < Q && qb > Q - lanes) qb = Q - lanes;
             /* A few-channel block's edges as its interior, all its rows a call, from strips
              * of their own: row by row (sum_columns, a call per row and edge) they had been a
-             * third of a 3 -> 1 3x3 layer on 1024^2 (perf, one thread). */
+             * sixth of a 3 -> 1 3x3 layer's samples on 1024^2 (perf, 2 threads). */
             const int edge_block = rows_kernel && few_edge_fits(ctx->plan, p1 - p0, 0, qa) &&
                                    few_edge_fits(ctx->plan, p1 - p0, qb, Q);
             if (!rows_kernel && qa < qb) sum_columns(ctx, n, g, p, k0, k1, qa, qb, NULL, 0);
