@@ -290,8 +290,9 @@ enum few_rows_source {
     FEW_WHOLE_ROWS, /* qa = 0, qb = Q (the rows fitting the thread's strip): every column at
                      * once, from the block's input rows copied zero-padded into the strip's
                      * ring (conv2d_task then runs no edge columns) */
-    FEW_EDGE,       /* columns next to the padding: from a stack strip of the columns they
-                     * read, zero outside the row (few_edge_fits) */
+    FEW_EDGE,       /* columns next to the padding: from the caller's strip of
+                     * EDGE_STRIP_FLOATS, filled here with the columns they read, zero outside
+                     * the row (few_edge_fits) */
 };
 
 /* Whether filter_row_block can take columns [qa, qb) of a block of nr rows as FEW_EDGE: its
@@ -312,7 +313,8 @@ static int few_edge_fits(const fconv_plan *plan, int64_t nr, int64_t qa, int64_t
  * 5x5 2.0 -> 1.3. A call per channel had stored and reloaded the rows per channel: Ice Lake
  * VM, 3x3 from the strip, separate runs of one harness, 2.0-2.2 -> 1.2 ms. */
 static void filter_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p0, int64_t p1,
-                             int64_t k0, int64_t k1, int64_t qa, int64_t qb, enum few_rows_source source) {
+                             int64_t k0, int64_t k1, int64_t qa, int64_t qb, enum few_rows_source source,
+                             float *edge_strip) {
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
     const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
     const int64_t nr = p1 - p0, rows = d->r + nr - 1;
@@ -320,7 +322,6 @@ static void filter_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g,
     float *yn = ctx->y + n * d->k * P * Q;
     const int64_t width = strip_width(ctx->plan), top = p0 - d->pad_top;
     const int64_t edge_width = qb - qa + (d->s - 1) * d->dilation_w;
-    float edge_strip[EDGE_STRIP_FLOATS];
     if (source == FEW_EDGE)
         for (int64_t c = 0; c < cg; c++)
             for (int64_t i = 0; i < rows; i++)
@@ -556,7 +557,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
      * 0.24 -> 0.105 ms, 3 -> 1 5x5 on 1024^2 0.90-0.94 -> 0.82-0.85, 3x3 0.50-0.57 -> 0.50-0.54).
      * Long rows read the input in place instead (few_rows_from_strip). */
     const int few_whole = rows_kernel && few_rows_from_strip(ctx->plan, p0, p1);
-    if (few_whole) filter_row_block(ctx, n, g, p0, p1, k0, k1, 0, Q, FEW_WHOLE_ROWS);
+    if (few_whole) filter_row_block(ctx, n, g, p0, p1, k0, k1, 0, Q, FEW_WHOLE_ROWS, NULL);
 
     for (int64_t p = p0; p < p1; p++) {
         int rows_inside = 0; /* does any kernel row read inside the image? */
@@ -596,9 +597,12 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
                                    few_edge_fits(ctx->plan, p1 - p0, qb, Q);
             if (!rows_kernel && qa < qb) sum_columns(ctx, n, g, p, k0, k1, qa, qb, NULL, 0);
             if (rows_kernel && p == p0) {
-                if (qa < qb) filter_row_block(ctx, n, g, p0, p1, k0, k1, qa, qb, FEW_IN_PLACE);
-                if (edge_block && qa > 0) filter_row_block(ctx, n, g, p0, p1, k0, k1, 0, qa, FEW_EDGE);
-                if (edge_block && qb < Q) filter_row_block(ctx, n, g, p0, p1, k0, k1, qb, Q, FEW_EDGE);
+                if (qa < qb) filter_row_block(ctx, n, g, p0, p1, k0, k1, qa, qb, FEW_IN_PLACE, NULL);
+                if (edge_block) { /* the strip on the stack only where the edges use it, as edge_columns' */
+                    float strip[EDGE_STRIP_FLOATS];
+                    if (qa > 0) filter_row_block(ctx, n, g, p0, p1, k0, k1, 0, qa, FEW_EDGE, strip);
+                    if (qb < Q) filter_row_block(ctx, n, g, p0, p1, k0, k1, qb, Q, FEW_EDGE, strip);
+                }
             }
             if (!edge_block) {
                 edge_columns(ctx, n, g, p, k0, k1, 0, qa);

@@ -178,10 +178,9 @@ static void ig_geometry(const fconv_plan *plan, struct ig_geometry *g) {
     int64_t image_bytes = g->c * g->hp * g->wp * (int64_t)sizeof(float);
     g->pass = !g->copy ? g->n : image_bytes >= PASS_BYTES ? 1 : PASS_BYTES / image_bytes < g->n ? PASS_BYTES / image_bytes : g->n;
     const int64_t weight_bytes = g->taps * g->block * (int64_t)sizeof(float);
-    /* the tile's weight rate over the shared cache's: past 1 (Intel's cores, not Zen's) the tile
-     * outruns it, and a block's weights past L2 go in chunks that stay in L2 for a run (above) */
-    const double read_ratio = fconv_implicit_gemm_tile_weight_bytes_per_second(kern->isa, (double)g->px) /
-                              fconv_cpu()->shared_read_bytes_per_s;
+    /* where the tile outruns the shared cache, a block's weights past L2 go in chunks that stay
+     * in L2 for a run (above) */
+    const double read_ratio = fconv_implicit_gemm_tile_read_ratio(kern->isa, (double)g->px);
     const int outrun = read_ratio > 1.0;
     const int64_t chunks = d->s > 1 && !(outrun && weight_bytes > L2_BYTES)
                                ? 1
@@ -642,21 +641,18 @@ static void pairs_task(const void *vctx, size_t begin, size_t end, size_t worker
             int64_t image = (c * sc->run + j0) / g->tiles, tile = (c * sc->run + j0) % g->tiles;
             for (int64_t j = j0; j < j1;) {
                 int64_t count = run_length(g, sc->tc->d, tile, j1 - j);
-                /* tile u > 0 of the range's m asks for lines [(u-1)/(m-1), u/(m-1)) of them: the
-                 * call's tiles [u, last] for lines [from, to) */
-                size_t from = 0, to = 0;
+                /* the call's tiles [u, last] of the range's share of them */
+                size_t from = 0, lines = 0;
                 if (next) {
                     const size_t u = (size_t)(j - j0), last = u + (size_t)(count > 0 ? count : 1) - 1;
-                    const size_t m1 = (size_t)(j1 - j0 - 1);
-                    from = u ? (u - 1) * next_lines / m1 : 0;
-                    to = last ? last * next_lines / m1 : 0;
+                    lines = fconv_implicit_gemm_ahead_share(u, last, (size_t)(j1 - j0 - 1), next_lines, &from);
                 }
                 const float *ahead = next ? next + from * 16 : NULL;
                 if (count > 0) {
-                    tiles_task(sc->tc, &ba, image, tile, count, ahead, to - from);
+                    tiles_task(sc->tc, &ba, image, tile, count, ahead, lines);
                 } else {
                     tile_task(sc->tc, &ba, image, tile, chunk, sums ? sums + (j - j0) * g->px * g->block : NULL,
-                              ahead, to - from);
+                              ahead, lines);
                     count = 1;
                 }
                 j += count;

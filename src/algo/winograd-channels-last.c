@@ -155,8 +155,7 @@ static struct cl_geometry cl_geometry(const fconv_plan *plan, int m) {
     g.phase_mode = threads > 1 && u_bytes > WINO_CL_U_PRIVATE_BYTES && tb_shared < tb / 2;
     if (!g.phase_mode) tb = tb_shared;
     g.u_streams = u_bytes > WINO_CL_U_PRIVATE_BYTES;
-    g.u_next = g.u_streams && fconv_implicit_gemm_tile_weight_bytes_per_second(g.kern->isa, (double)g.px) >
-                                  fconv_cpu()->shared_read_bytes_per_s;
+    g.u_next = g.u_streams && fconv_implicit_gemm_tile_read_ratio(g.kern->isa, (double)g.px) > 1.0;
     tb = tb < g.px ? g.px : tb >= g.tiles ? g.tiles : tb / g.px * g.px;
     g.blocks = (g.tiles + tb - 1) / tb;
     /* A few whole blocks per worker: as many for each, the blocks a little larger (the five
@@ -327,13 +326,14 @@ static void multiply(const struct cl_ctx *ctx, int64_t xn0, int64_t xn1, int64_t
             for (int64_t t = 0; t < nt; t += g->px) {
                 const int64_t npix = min64(g->px, nt - t);
                 for (int64_t e = 0; e < g->px; e++) bases[e] = vx + (t + min64(e, npix - 1)) * g->c;
-                /* register tile u > 0 asks for lines [(u-1)/later, u/later) of the next U */
-                const size_t u = (size_t)(t / g->px), from = u ? (u - 1) * lines / later : 0,
-                             to = u ? u * lines / later : 0;
+                /* register tile u's share of the next U's lines */
+                const size_t u = (size_t)(t / g->px);
+                size_t from;
+                const size_t asked = fconv_implicit_gemm_ahead_share(u, u, later, lines, &from);
                 g->kern->implicit_gemm_tile((size_t)g->c, bases, ctx->offsets, uw, (size_t)nv,
                                             mx + t * g->k + kb * g->block, (size_t)g->k, 1, (size_t)npix,
                                             (size_t)nch, NULL, 0, g->u_streams ? FCONV_IG_WEIGHT_STREAMS : 0,
-                                            NULL, NULL, NULL, next && u ? next + from * 16 : NULL, to - from);
+                                            NULL, NULL, NULL, next && u ? next + from * 16 : NULL, asked);
             }
         }
     }

@@ -6,6 +6,7 @@
 #ifndef FCONV_COST_MODEL_H
 #define FCONV_COST_MODEL_H
 
+#include "core/internal.h"
 #include "fastconv.h"
 
 /* Seconds one thread takes to stream `bytes` through a copy-like pass: 24 GB/s while the
@@ -33,6 +34,12 @@ static inline double fconv_implicit_gemm_tile_flops_per_second(fconv_isa isa) {
  * shared cache, within AMD's; fconv_cpu_info.shared_read_bytes_per_s). */
 static inline double fconv_implicit_gemm_tile_weight_bytes_per_second(fconv_isa isa, double px) {
     return fconv_implicit_gemm_tile_flops_per_second(isa) * sizeof(float) / (2.0 * px);
+}
+
+/* That rate over what this core reads from the shared cache: past 1 (Intel's cores, not Zen's)
+ * the tile outruns the shared cache, and a block's weights read from there keep it waiting. */
+static inline double fconv_implicit_gemm_tile_read_ratio(fconv_isa isa, double px) {
+    return fconv_implicit_gemm_tile_weight_bytes_per_second(isa, px) / fconv_cpu()->shared_read_bytes_per_s;
 }
 
 #endif

@@ -320,6 +320,16 @@ typedef void (*fconv_implicit_gemm_tiles_fn)(size_t tiles, size_t taps, const fl
                                              const float *bias, int relu, unsigned streams, size_t px,
                                              const float *ahead, size_t ahead_lines);
 
+/* How a caller shares out `lines` lines of its next weights (`ahead`) among the `later` tiles
+ * after its first (which waits on its own weights and asks for nothing): tile u > 0 asks for
+ * lines [(u-1)·lines/later, u·lines/later). For a call of tiles first..last (at most later):
+ * their lines from *from, the count returned. */
+static inline size_t fconv_implicit_gemm_ahead_share(size_t first, size_t last, size_t later, size_t lines,
+                                                     size_t *from) {
+    *from = first ? (first - 1) * lines / later : 0;
+    return (last ? last * lines / later : 0) - *from;
+}
+
 /* Transpose (kernels/layout/transpose.c): dst[j*ld_dst + i] = src[i*ld_src + j] for i < rows,
  * j < cols (conv2d's NHWC tensors to NCHW and back: a pixel's channels, a row of src, become
  * a column of dst). No alignment needed; src and dst must not overlap. */
