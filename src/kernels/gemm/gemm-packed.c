@@ -44,6 +44,12 @@
  * than in 2. */
 #define GEMM_PIECES_PER_THREAD 4
 #define GEMM_PIECE_MIN_MACS 4e6
+/* The largest packed A for which column blocks replace a grid that cut the rows (each block
+ * reads all of A; this much stays in L2 from one block to the next). 2 threads, Emerald
+ * Rapids VM, im2col, 1 x 512 x 28^2 -> 256 1x1 (A 512 KiB: 2 row groups before, 8 column
+ * blocks now), 21 alternated rounds in one process, six sittings minutes apart: 1.02-1.12x,
+ * 1.17x in a spell where one vCPU ran 30% slower than the other. */
+#define GEMM_PIECES_A_MAX_BYTES (512.0 * 1024)
 /* Edge slivers at most this wide go to the few-column kernel (its limit, core/dispatch.h). */
 #define FEW_COLS 8
 /* The deepest k step whose untransposed B slivers the micro-kernel reads where they lie,
@@ -373,12 +379,15 @@ static void run_jobs(const struct fconv_kernels *kern, int threads, int trans_a,
     const size_t slivers = (n + nr - 1) / nr, row_slivers = (m + mr - 1) / mr;
     /* With A packed beforehand a column block packs nothing but its own B, so each thread's
      * columns go as several blocks, which a thread done with its own may take from the other
-     * (fconv_parallel_steal: the VM's vCPUs can run at unequal speeds for minutes). */
-    if (a_packed && groups == 1 && t > 1)
+     * (fconv_parallel_steal: the VM's vCPUs can run at unequal speeds for minutes), also
+     * where the grid above had cut the rows (its estimate then differs from the columns' by
+     * the padding of half a sliver), as long as every block can keep all of A in L2. */
+    const int a_stays = (double)fconv_gemm_packed_a_floats(kern, m, k) * sizeof(float) <= GEMM_PIECES_A_MAX_BYTES;
+    if (a_packed && t > 1 && (groups == 1 || a_stays))
         for (size_t pieces = GEMM_PIECES_PER_THREAD; pieces > 1; pieces--) {
-            const size_t more = n_blocks * pieces;
+            const size_t more = t * pieces;
             if (n / more >= MIN_JOB_COLS && (double)m * (double)(n / more) * (double)k >= GEMM_PIECE_MIN_MACS) {
-                n_blocks = more;
+                n_blocks = more, groups = 1;
                 break;
             }
         }
