@@ -634,11 +634,15 @@ static void block_units_piece(const void *vctx, size_t first, size_t last, size_
  * caches stays with a channel from one unit to the next (2 threads, 11 alternated rounds,
  * within the noise: 1x128x28^2 0.370 -> 0.357 ms, 1x256x14^2 0.317 -> 0.323, 1x512x7^2 F(2x2)
  * 0.612 -> 0.622, 1x256x28^2 -> 512 1.808 -> 1.797; with a busy loop on the second vCPU
- * 0.397 -> 0.364, 5.95 -> 5.84). The products stay a static split: stolen ξν made 1x256x56^2
- * and 1x128x56^2 -> 256 2-3% slower while the vCPUs ran at one speed (13 alternated rounds,
- * all three phases stealing), and a dynamic split 5%: a ξν taken by the other thread brings
- * its U (256 KiB here) to that core, where the static split has each thread read the same
- * half of U unit after unit. */
+ * 0.397 -> 0.364, 5.95 -> 5.84). The products of several units stay a static split: stolen
+ * ξν made 1x256x56^2 and 1x128x56^2 -> 256 2-3% slower while the vCPUs ran at one speed (13
+ * alternated rounds, all three phases stealing), and a dynamic split 5%: a ξν taken by the
+ * other thread brings its U (256 KiB here) to that core, where the static split has each
+ * thread read the same half of U unit after unit. With one unit there is no next unit to
+ * keep U's half for, and the products are stolen: 2 threads, Emerald Rapids VM, 21
+ * alternated rounds in one process, five sittings: 1x256x14^2 F(4x4) 1.06-1.22x, 1x512x7^2
+ * F(2x2) 1.00-1.15x, 1x512x14^2 1.02-1.07x, 1x256x16^2 1.01-1.19x; level (0.98-1.00x) in a
+ * sitting where the vCPUs kept one speed. */
 #define WINO_CHANNELS_PER_PIECE 8
 
 static void input_phase_piece(const void *vctx, size_t c0, size_t c1, size_t worker) {
@@ -683,7 +687,10 @@ static void wino_run(const fconv_plan *plan, int m, const float *x, const float 
     for (size_t unit = 0; unit < g.units; unit++) {
         ctx.unit = unit;
         fconv_parallel_steal(plan->threads, (size_t)g.cg, WINO_CHANNELS_PER_PIECE, input_phase_piece, &ctx);
-        fconv_parallel_1d(plan->threads, a2, multiply_phase_task, &ctx);
+        if (g.units == 1) /* U's products go where a thread is free (above) */
+            fconv_parallel_1d_steal(plan->threads, a2, multiply_phase_task, &ctx);
+        else
+            fconv_parallel_1d(plan->threads, a2, multiply_phase_task, &ctx);
         fconv_parallel_steal(plan->threads, (size_t)g.kg, WINO_CHANNELS_PER_PIECE, output_phase_piece, &ctx);
     }
 }
