@@ -639,10 +639,10 @@ static void block_units_piece(const void *vctx, size_t first, size_t last, size_
  * alternated rounds, all three phases stealing), and a dynamic split 5%: a ξν taken by the
  * other thread brings its U (256 KiB here) to that core, where the static split has each
  * thread read the same half of U unit after unit. With one unit there is no next unit to
- * keep U's half for, and the products are stolen: 2 threads, Emerald Rapids VM, 21
- * alternated rounds in one process, five sittings: 1x256x14^2 F(4x4) 1.06-1.22x, 1x512x7^2
- * F(2x2) 1.00-1.15x, 1x512x14^2 1.02-1.07x, 1x256x16^2 1.01-1.19x; level (0.98-1.00x) in a
- * sitting where the vCPUs kept one speed. */
+ * keep U's half for, and the products are stolen (of the suite's layers 1x512x7^2 F(2x2)
+ * and 1x128x16^2): 2 threads, Emerald Rapids VM, 21 rounds in one process, ABAB and BABA,
+ * geometric means of the two, six sittings: 0.99-1.00x while the vCPUs kept one speed,
+ * 1.06x and 1.17x in the two sittings where they did not. */
 #define WINO_CHANNELS_PER_PIECE 8
 
 static void input_phase_piece(const void *vctx, size_t c0, size_t c1, size_t worker) {
