@@ -46,9 +46,9 @@
 #define GEMM_PIECE_MIN_MACS 4e6
 /* The largest packed A for which column blocks replace a grid that cut the rows (each block
  * reads all of A; this much stays in L2 from one block to the next). 2 threads, Emerald
- * Rapids VM, im2col, 1 x 512 x 28^2 -> 256 1x1 (A 512 KiB: 2 row groups before, 8 column
- * blocks now), 21 alternated rounds in one process, six sittings minutes apart: 1.02-1.12x,
- * 1.17x in a spell where one vCPU ran 30% slower than the other. */
+ * Rapids VM, im2col, 21 rounds in one process, ABAB and BABA, geometric means of the two,
+ * two sittings: 1 x 512 x 28^2 -> 256 1x1 (A 512 KiB: 2 row groups before, 8 column blocks
+ * now) 1.02x and 1.14x, 128 -> 512 1.04x and 1.36x (the larger where one vCPU ran slower). */
 #define GEMM_PIECES_A_MAX_BYTES (512.0 * 1024)
 /* Edge slivers at most this wide go to the few-column kernel (its limit, core/dispatch.h). */
 #define FEW_COLS 8
