@@ -141,6 +141,39 @@ int cli_parse_algo(const char *s, fconv_algo *algo) {
     return -1;
 }
 
+int cli_parse_algo_list(const char *s, fconv_algo *out, int max, int *count) {
+    int n = 0;
+    for (const char *p = s;; p++) {
+        const char *end = strchr(p, ',');
+        const size_t len = end ? (size_t)(end - p) : strlen(p);
+        char name[64];
+        if (len == 0 || len >= sizeof name) {
+            cli_usage_error("--algo: '%s' is not a list of algorithm names (A,B,...)", s);
+            return -1;
+        }
+        if (n == max) {
+            cli_usage_error("--algo: at most %d algorithms in a list", max);
+            return -1;
+        }
+        memcpy(name, p, len);
+        name[len] = '\0';
+        if (strcmp(name, "all") == 0) {
+            cli_usage_error("--algo: 'all' cannot be part of a list");
+            return -1;
+        }
+        if (cli_parse_algo(name, &out[n])) return -1;
+        n++;
+        if (!end) break;
+        p = end;
+    }
+    if (n < 2) {
+        cli_usage_error("--algo: a list needs at least two algorithms, got '%s'", s);
+        return -1;
+    }
+    *count = n;
+    return 0;
+}
+
 int cli_parse_threads(const char *s, int *threads) {
     int64_t v;
     if (cli_parse_int("--threads", s, 0, 4096, &v) != 0) return -1;

@@ -36,6 +36,9 @@ int cli_parse_int_list(const char *option, const char *s, int64_t min, int64_t *
 int cli_parse_mode(const char *s, fconv_mode *mode);
 int cli_parse_border(const char *s, fconv_border *border, float *value);
 int cli_parse_algo(const char *s, fconv_algo *algo);
+/* "A,B,..." (--algo's list form): 2 to max algorithm names, auto included, repeats allowed
+ * ("all" is not one), into out[0..*count). 0, or -1 with the message printed. */
+int cli_parse_algo_list(const char *s, fconv_algo *out, int max, int *count);
 int cli_parse_threads(const char *s, int *threads);
 /* --layout nchw|nhwc (conv2d's x and y). */
 int cli_parse_layout(const char *s, fconv_layout *layout);

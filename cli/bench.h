@@ -12,6 +12,9 @@
 
 enum kernel_values { KERNEL_RANDOM = 0, KERNEL_GAUSSIAN, KERNEL_BOX };
 
+/* The most algorithms one `--algo A,B,...` list times in alternation. */
+#define BENCH_MAX_INTERLEAVED 8
+
 struct bench_args {
     int kind;                 /* FCONV_KIND_* */
     enum kernel_values kernel_values;
@@ -20,6 +23,8 @@ struct bench_args {
     fconv_conv1d_desc conv1d;
     int all;
     fconv_algo algo;
+    int n_interleaved;        /* --algo A,B,...: 2 or more plans timed in alternation, else 0 */
+    fconv_algo interleaved[BENCH_MAX_INTERLEAVED];
     int threads;
     int reps;
     int json;
@@ -35,6 +40,9 @@ struct bench_result {
     int threads;
     int on_device;            /* a GPU plan: kernel_ms / transfer_ms are set */
     double kernel_ms, transfer_ms;
+    double vs_first;          /* interleaved: the median over rounds of the first plan's time
+                                 over this one's in the same round (> 1: this one is faster);
+                                 0 when not interleaved */
 };
 
 /* Parse `bench` arguments (argv[0] is ignored, argv[1] the problem kind). CLI_EXIT_OK, -1

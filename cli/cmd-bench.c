@@ -4,6 +4,8 @@
  * (median/min/max), effective GFLOP/s (2 x the direct multiply-add count / time),
  * workspace, peak resident memory while it planned and ran, and the max normalized error
  * against the float64 reference (on a sample of outputs when the whole would take long).
+ * With `--algo A,B,...` the listed plans are made together and timed in alternating rounds
+ * (bench_interleaved), each with its speed against the first's, round by round.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
@@ -35,6 +37,10 @@ static const char bench_help[] =
     "       fastconv bench suite [--quick] ...   the whole suite (see fastconv bench suite --help)\n"
     "common options:\n"
     "  --algo NAME|all   one algorithm, or every one that serves the problem (default auto)\n"
+    "  --algo A,B,...    2-8 algorithms (auto and repeats allowed) planned together and run in\n"
+    "                    alternating rounds, the order reversed every other round; then each\n"
+    "                    one's speed against the first: the median over rounds of the first's\n"
+    "                    time / its own (> 1: faster); peak RSS is every plan's together\n"
     "  --threads N       threads (default 0 = all cores)\n"
     "  --device D        cpu (default), opencl or cuda; GPU rows add kernel and transfer\n"
     "                    time (device events, medians)\n"
@@ -186,8 +192,14 @@ int bench_parse_args(int argc, char **argv, struct bench_args *a) {
             if (c == OPT_LAYOUT && cli_parse_layout(optarg, &a->conv2d.layout)) return CLI_EXIT_USAGE;
             break;
         case OPT_ALGO:
+            a->all = a->n_interleaved = 0;
             if (strcmp(optarg, "all") == 0) a->all = 1;
-            else if (cli_parse_algo(optarg, &a->algo)) return CLI_EXIT_USAGE;
+            else if (strchr(optarg, ',')) {
+                if (cli_parse_algo_list(optarg, a->interleaved, BENCH_MAX_INTERLEAVED, &a->n_interleaved))
+                    return CLI_EXIT_USAGE;
+            } else if (cli_parse_algo(optarg, &a->algo)) {
+                return CLI_EXIT_USAGE;
+            }
             break;
         case OPT_THREADS:
             if (cli_parse_threads(optarg, &a->threads)) return CLI_EXIT_USAGE;
@@ -374,6 +386,103 @@ int bench_one(const struct bench_args *a, fconv_algo algo, const float *x, const
     return 0;
 }
 
+/* Medians of an even count average the middle two, as bench_one's. Sorts v. */
+static double median_of(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, compare_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Plan a->interleaved's algorithms together and time them in alternation: each round runs
+ * every plan once, in list order on even rounds and in reverse on odd ones, so that neither
+ * a place in the round nor a drift of the machine's speed favours one (on a shared VM the
+ * same plan's time can move 10-40% from one stretch of seconds to the next, so plans timed
+ * one after the other compare their stretches as much as themselves). r[j] gets plan j's
+ * row, its vs_first the median over rounds of plan 0's time over plan j's in that round;
+ * peak_rss is every plan's together. 0 on success; 1 if one could not be planned or set up
+ * (reason in why). */
+static int bench_interleaved(const struct bench_args *a, const float *x, const float *w, float *y,
+                             struct bench_result *r, char *why, size_t why_len) {
+    const int n = a->n_interleaved, reps = a->reps;
+    fconv_plan *plans[BENCH_MAX_INTERLEAVED] = {NULL};
+    void *ws[BENCH_MAX_INTERLEAVED] = {NULL};
+    size_t ws_bytes[BENCH_MAX_INTERLEAVED] = {0};
+    double *times = NULL;
+    int rc = 1;
+    reset_peak_rss();
+    for (int j = 0; j < n; j++) {
+        const fconv_options o = bench_options(a, a->interleaved[j]);
+        memset(&r[j], 0, sizeof r[j]);
+        double t0 = now_ms();
+        if (bench_make_plan(a, &o, w, NULL, &plans[j]) != FCONV_OK) {
+            snprintf(why, why_len, "%s: %s", fconv_algo_name(a->interleaved[j]), fconv_last_error());
+            plans[j] = NULL;
+            goto done;
+        }
+        r[j].plan_ms = now_ms() - t0;
+        if (a->interleaved[j] == FCONV_ALGO_AUTO) cli_explain_plan(plans[j]);
+        ws_bytes[j] = fconv_plan_workspace_size(plans[j]);
+        ws[j] = ws_bytes[j] ? fconv_alloc_aligned(ws_bytes[j]) : NULL;
+        if (ws_bytes[j] && !ws[j]) {
+            snprintf(why, why_len, "%s: cannot allocate its %zu-byte workspace", fconv_algo_name(a->interleaved[j]),
+                     ws_bytes[j]);
+            goto done;
+        }
+    }
+    /* per plan: reps times, then kernel and transfer times (GPU), then one round's ratios */
+    times = malloc((size_t)n * 3 * (size_t)reps * sizeof *times + (size_t)reps * sizeof *times);
+    if (!times) {
+        snprintf(why, why_len, "cannot allocate the timing table for %d plans x %d reps", n, reps);
+        goto done;
+    }
+    double *ratio = times + (size_t)n * 3 * (size_t)reps;
+    double warm_start = now_ms(); /* as bench_one's warm-up, every plan in each round */
+    for (int i = 0; i < 1 || (i < 10000 && now_ms() - warm_start < WARMUP_MS); i++)
+        for (int j = 0; j < n; j++) fconv_execute_with_workspace(plans[j], x, NULL, NULL, y, ws[j], ws_bytes[j]);
+    const int on_device = a->device != FCONV_DEVICE_CPU;
+    for (int i = 0; i < reps; i++)
+        for (int k = 0; k < n; k++) {
+            const int j = i % 2 ? n - 1 - k : k;
+            double *t = times + (size_t)j * 3 * (size_t)reps;
+            double s = now_ms();
+            fconv_execute_with_workspace(plans[j], x, NULL, NULL, y, ws[j], ws_bytes[j]);
+            t[i] = now_ms() - s;
+            if (on_device && fconv_last_execute_timing(&t[reps + i], &t[2 * reps + i]) != FCONV_OK)
+                t[reps + i] = t[2 * reps + i] = 0.0;
+        }
+    const long long peak = peak_rss_bytes();
+    for (int j = 0; j < n; j++) { /* every ratio before any times are sorted */
+        const double *t = times + (size_t)j * 3 * (size_t)reps;
+        for (int i = 0; i < reps; i++) ratio[i] = times[i] / t[i];
+        r[j].vs_first = median_of(ratio, reps);
+    }
+    for (int j = 0; j < n; j++) {
+        double *t = times + (size_t)j * 3 * (size_t)reps;
+        r[j].on_device = on_device;
+        if (on_device) {
+            r[j].kernel_ms = median_of(t + reps, reps);
+            r[j].transfer_ms = median_of(t + 2 * reps, reps);
+        }
+        r[j].median_ms = median_of(t, reps);
+        r[j].min_ms = t[0];
+        r[j].max_ms = t[reps - 1];
+        r[j].algo = fconv_plan_algo(plans[j]);
+        r[j].gflops = 2.0 * fconv_plan_macs(plans[j]) / (r[j].median_ms * 1e6);
+        r[j].workspace = ws_bytes[j];
+        r[j].threads = fconv_plan_threads(plans[j]);
+        r[j].peak_rss = peak;
+        fconv_execute_with_workspace(plans[j], x, NULL, NULL, y, ws[j], ws_bytes[j]);
+        r[j].error = measure_error(plans[j], x, w, y);
+    }
+    rc = 0;
+done:
+    free(times);
+    for (int j = 0; j < n; j++) {
+        fconv_free_aligned(ws[j]);
+        fconv_plan_destroy(plans[j]);
+    }
+    return rc;
+}
+
 void bench_describe_problem(const struct bench_args *a, char *buf, size_t n) {
     static const char *modes[] = {"full", "same", "valid"};
     static const char *borders[] = {"zero", "constant", "replicate", "reflect", "mirror", "wrap"};
@@ -432,6 +541,7 @@ void bench_print_json_row(const struct bench_result *r, const char *requested, i
            r->median_ms, r->min_ms, r->max_ms, r->plan_ms, r->gflops, r->workspace, r->peak_rss,
            r->error, r->threads);
     if (r->on_device) printf(", \"kernel_ms\": %.6f, \"transfer_ms\": %.6f", r->kernel_ms, r->transfer_ms);
+    if (r->vs_first > 0) printf(", \"vs_first\": %.6f", r->vs_first);
     printf("}");
 }
 
@@ -510,7 +620,8 @@ int cmd_bench(int argc, char **argv) {
     char problem[512];
     bench_describe_problem(&a, problem, sizeof problem);
     if (!a.json) {
-        printf("problem: %s; %.3g multiply-adds; %d reps after a 0.3 s warm-up\n", problem, macs, a.reps);
+        printf("problem: %s; %.3g multiply-adds; %d %s after a 0.3 s warm-up\n", problem, macs, a.reps,
+               a.n_interleaved ? "alternated rounds" : "reps");
         printf("%-20s %10s %10s %10s %9s %9s %11s %11s %9s\n", "algo", "median ms", "min ms", "max ms",
                "plan ms", "GFLOP/s", "workspace", "peak RSS", "error");
     } else {
@@ -518,6 +629,30 @@ int cmd_bench(int argc, char **argv) {
     }
     int first = 1, ran = 0;
     char why[512];
+    if (a.n_interleaved) {
+        struct bench_result rows[BENCH_MAX_INTERLEAVED];
+        const int failed = bench_interleaved(&a, x, w, y, rows, why, sizeof why);
+        for (int j = 0; !failed && j < a.n_interleaved; j++) {
+            const char *requested = a.interleaved[j] == FCONV_ALGO_AUTO ? "auto" : NULL;
+            if (a.json) bench_print_json_row(&rows[j], requested, j == 0);
+            else bench_print_table_row(&rows[j], requested);
+        }
+        if (!failed && !a.json) {
+            printf("speed against %s, the median over rounds of its time / each one's (> 1: faster):\n",
+                   fconv_algo_name(rows[0].algo));
+            for (int j = 1; j < a.n_interleaved; j++) {
+                char name[40];
+                if (a.interleaved[j] == FCONV_ALGO_AUTO) snprintf(name, sizeof name, "auto (%s)", fconv_algo_name(rows[j].algo));
+                else snprintf(name, sizeof name, "%s", fconv_algo_name(rows[j].algo));
+                printf("  %-20s x%.3f\n", name, rows[j].vs_first);
+            }
+        }
+        if (a.json) printf("%s]\n", failed ? "" : "\n");
+        free(x);
+        free(w);
+        fconv_free_aligned(y);
+        return failed ? cli_fail("bench: %s", why) : CLI_EXIT_OK;
+    }
     /* With all: every algorithm, then AUTO (index FCONV_ALGO_COUNT_) to show its choice. */
     for (int i = a.all ? 1 : 0; i < (a.all ? FCONV_ALGO_COUNT_ + 1 : 1); i++) {
         fconv_algo algo = !a.all ? a.algo : i == FCONV_ALGO_COUNT_ ? FCONV_ALGO_AUTO : (fconv_algo)i;

@@ -1,9 +1,10 @@
 /*
  * fuzz_cli_args.c — libFuzzer harness for the command line's value parsers (cli/args.c:
- * integers, integer lists, --mode, --border, --algo, --threads, --max-workspace) and the
- * kernel-name parser (cli/kernels.c). The input is split at NUL bytes into strings; each
- * string goes through every parser. Parsers print their one-line errors on stderr, which
- * the harness sends to /dev/null (libFuzzer's and the sanitizers' reports still appear).
+ * integers, integer lists, --mode, --border, --algo and its lists, --threads,
+ * --max-workspace) and the kernel-name parser (cli/kernels.c). The input is split at NUL
+ * bytes into strings; each string goes through every parser. Parsers print their one-line
+ * errors on stderr, which the harness sends to /dev/null (libFuzzer's and the sanitizers'
+ * reports still appear).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +46,12 @@ static void parse_all(const char *s) {
     (void)cli_parse_mode(s, &mode);
     (void)cli_parse_border(s, &border, &value);
     if (cli_parse_algo(s, &algo) == 0 && (unsigned)algo >= FCONV_ALGO_COUNT_) abort();
+    fconv_algo algos[4];
+    if (cli_parse_algo_list(s, algos, 4, &count) == 0) {
+        if (count < 2 || count > 4) abort();
+        for (int i = 0; i < count; i++)
+            if ((unsigned)algos[i] >= FCONV_ALGO_COUNT_) abort();
+    }
     if (cli_parse_threads(s, &threads) == 0 && threads < 0) abort();
     (void)cli_parse_workspace_limit(s, &o);
     /* A .npy kernel would be read from disk: the .npy reader has its own harness. */
