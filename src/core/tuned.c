@@ -1,6 +1,7 @@
 /*
  * tuned.c — AUTO's second opinion after the cost model: with FCONV_PLAN_MEASURE, time the
- * eligible candidates on generated data and take (and record) the fastest; otherwise take
+ * eligible candidates on generated data (the two fastest again in alternated rounds where
+ * they came close) and take (and record) the fastest; otherwise take
  * the wisdom entry for this problem if it names an eligible candidate. The candidates come
  * from select.c, already filtered by the plan's tolerance and workspace budget.
  */
@@ -23,6 +24,12 @@
 /* A candidate whose warm-up is this many times slower than the best so far is not
  * repeated: it has lost. */
 #define MEASURE_LOSER_RATIO 3.0
+/* A runner-up this close to the fastest is timed again against it in alternation (final()),
+ * for about this many seconds in FINAL_MIN_ROUNDS to FINAL_MAX_ROUNDS rounds. */
+#define MEASURE_CLOSE_RATIO 1.25
+#define MEASURE_FINAL_SECONDS 0.3
+#define FINAL_MIN_ROUNDS 4
+#define FINAL_MAX_ROUNDS 16
 
 static double now_seconds(void) {
     struct timespec t;
@@ -86,6 +93,67 @@ static double time_candidate(const fconv_plan *plan, fconv_algo algo, const floa
     return best * 1e3;
 }
 
+static int compare_double(const void *pa, const void *pb) {
+    const double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+/* The screening's winner (a) against its close runner-up (b), timed again in alternation:
+ * each round runs both, the order reversed every other round, and b wins where the median
+ * over rounds of a's time over b's exceeds 1. Timed one after the other, each candidate had
+ * its own stretch of the machine, and a shared VM's speed moves 10-40% from one stretch to
+ * the next: the thirty-fourth session's harness measured the same plan twice, alternated
+ * only one way (ABAB), 1.19x apart in one sitting, and 0.99-1.02x with the order reversed
+ * every other round. Both plans are alive at once, so their workspaces must fit the budget
+ * together. On input *a_ms and *b_ms are the screening's times; where the final ran they
+ * become each one's fastest round, *ratio the median (0: no final) and *rounds its count. 1
+ * if b won. */
+static int final(const fconv_plan *plan, fconv_algo a, fconv_algo b, size_t workspace_a, size_t workspace_b,
+                 const float *x, const float *w, const float *bias, float *y, double *a_ms, double *b_ms,
+                 double *ratio_out, int *rounds_out) {
+    const size_t budget = plan->options.max_workspace_bytes;
+    if (budget && (workspace_a > budget || workspace_b > budget - workspace_a)) return 0;
+    fconv_plan *p[2] = {NULL, NULL};
+    void *ws[2] = {NULL, NULL};
+    size_t ws_bytes[2] = {0, 0};
+    int b_won = 0;
+    for (int j = 0; j < 2; j++) {
+        if (sub_plan(plan, j ? b : a, w, bias, &p[j]) != FCONV_OK) goto done;
+        ws_bytes[j] = fconv_plan_workspace_size(p[j]);
+        ws[j] = ws_bytes[j] ? fconv_alloc_aligned(ws_bytes[j]) : NULL;
+        if (ws_bytes[j] && !ws[j]) goto done;
+    }
+    int rounds = (int)(MEASURE_FINAL_SECONDS / ((*a_ms + *b_ms) * 1e-3));
+    if (rounds < FINAL_MIN_ROUNDS) rounds = FINAL_MIN_ROUNDS;
+    if (rounds > FINAL_MAX_ROUNDS) rounds = FINAL_MAX_ROUNDS;
+    double ratio[FINAL_MAX_ROUNDS], best[2] = {-1.0, -1.0};
+    for (int j = 0; j < 2; j++) fconv_execute_with_workspace(p[j], x, NULL, NULL, y, ws[j], ws_bytes[j]);
+    for (int i = 0; i < rounds; i++) {
+        double t[2];
+        for (int k = 0; k < 2; k++) {
+            const int j = i % 2 ? 1 - k : k;
+            const double s = now_seconds();
+            fconv_execute_with_workspace(p[j], x, NULL, NULL, y, ws[j], ws_bytes[j]);
+            t[j] = now_seconds() - s;
+            if (best[j] < 0 || t[j] < best[j]) best[j] = t[j];
+        }
+        ratio[i] = t[1] > 0 ? t[0] / t[1] : 1.0;
+    }
+    qsort(ratio, (size_t)rounds, sizeof *ratio, compare_double);
+    const double median = rounds % 2 ? ratio[rounds / 2] : 0.5 * (ratio[rounds / 2 - 1] + ratio[rounds / 2]);
+    b_won = median > 1.0;
+    *ratio_out = median;
+    *rounds_out = rounds;
+    *a_ms = best[0] * 1e3;
+    *b_ms = best[1] * 1e3;
+done:
+    for (int j = 0; j < 2; j++) {
+        fconv_free_aligned(ws[j]);
+        fconv_plan_destroy(p[j]);
+    }
+    return b_won;
+}
+
 static void take(fconv_plan *plan, const struct fconv_algorithm *a, size_t workspace) {
     plan->algo = a;
     plan->algo_workspace_bytes = workspace;
@@ -124,8 +192,8 @@ static void measure(fconv_plan *plan, const struct fconv_algorithm *const *eligi
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
-    int best = -1, timed = 0, skipped = 0;
-    double best_ms = -1.0, model_ms = -1.0;
+    int best = -1, second = -1, timed = 0, skipped = 0;
+    double best_ms = -1.0, second_ms = -1.0, model_ms = -1.0;
     for (int k = 0; k < n; k++) {
         int i = order[k];
         /* The reference is the oracle, never a contender. */
@@ -138,8 +206,27 @@ static void measure(fconv_plan *plan, const struct fconv_algorithm *const *eligi
         timed++;
         if (eligible[i] == model_pick) model_ms = ms;
         if (best < 0 || ms < best_ms) {
+            second = best, second_ms = best_ms;
             best = i;
             best_ms = ms;
+        } else if (second < 0 || ms < second_ms) {
+            second = i, second_ms = ms;
+        }
+    }
+    char alternated[160] = "";
+    if (best >= 0 && second >= 0 && second_ms <= MEASURE_CLOSE_RATIO * best_ms) {
+        double a_ms = best_ms, b_ms = second_ms, ratio = 0.0; /* ratio: a's time over b's */
+        int rounds = 0;
+        const int b_won = final(plan, eligible[best]->id, eligible[second]->id, workspace[best],
+                                workspace[second], x, wp, bp, y, &a_ms, &b_ms, &ratio, &rounds);
+        if (ratio > 0.0) {
+            const int a = best, b = second;
+            best = b_won ? b : a, second = b_won ? a : b;
+            best_ms = b_won ? b_ms : a_ms, second_ms = b_won ? a_ms : b_ms;
+            snprintf(alternated, sizeof alternated, ", then %.3gx %s's speed in %d alternated rounds",
+                     b_won ? ratio : 1.0 / ratio, eligible[second]->name, rounds);
+            if (eligible[best] == model_pick) model_ms = best_ms;
+            else if (eligible[second] == model_pick) model_ms = second_ms;
         }
     }
     if (best < 0) {
@@ -156,8 +243,8 @@ static void measure(fconv_plan *plan, const struct fconv_algorithm *const *eligi
         snprintf(model, sizeof model, "; the cost model's pick %s took %.3g ms", model_pick->name,
                  model_ms);
     snprintf(plan->explain, sizeof plan->explain,
-             "auto: measured: %s fastest (%.3g ms) of %d timed candidate%s (%d not timed)%s; %.200s",
-             eligible[best]->name, best_ms, timed, timed == 1 ? "" : "s", skipped, model, note);
+             "auto: measured: %s fastest (%.3g ms) of %d timed candidate%s (%d not timed)%s%s; %.200s",
+             eligible[best]->name, best_ms, timed, timed == 1 ? "" : "s", skipped, alternated, model, note);
 done:
     free(x);
     free(y);

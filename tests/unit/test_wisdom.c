@@ -231,6 +231,44 @@ static void test_measure_records_and_round_trips(void) {
     CHECK_EQ_INT(fconv_wisdom_count(), 1);
 }
 
+/* MEASURE times the screening's two fastest again in alternated rounds where they came within
+ * 1.25x of each other: a 1x1 layer's im2col and mec run the same GEMM, so their screening
+ * times all but tie. The final's ratio is the winner's speed against the runner-up (>= 1), and
+ * the winner it names is the plan's and the recorded one. */
+static void test_measure_alternates_close_candidates(void) {
+    fconv_wisdom_use_file("");
+    int finals = 0;
+    for (int64_t c = 8; c <= 32 && finals == 0; c *= 2) {
+        const fconv_conv2d_desc d = {.n = 1, .c = c, .h = 12, .w = 12, .k = c, .r = 1, .s = 1};
+        fconv_plan *p = NULL;
+        const fconv_options o = {.threads = 1, .flags = FCONV_PLAN_MEASURE};
+        if (fconv_plan_conv2d(&d, &o, NULL, NULL, &p) != FCONV_OK) {
+            CHECKF(0, "plan: %s", fconv_last_error());
+            return;
+        }
+        const char *e = fconv_plan_explain(p), *then = strstr(e, ", then ");
+        char winner[64] = "";
+        CHECK(sscanf(e, "auto: measured: %63s fastest", winner) == 1);
+        CHECKF(strcmp(winner, fconv_algo_name(fconv_plan_algo(p))) == 0, "explain names %s: %s", winner, e);
+        if (then) {
+            double speed = 0.0;
+            CHECK(sscanf(then, ", then %lfx ", &speed) == 1);
+            CHECKF(speed >= 1.0, "the final's winner ran at %.3fx the runner-up's speed: %s", speed, e);
+            CHECK_STR_CONTAINS(then, "alternated rounds");
+            finals++;
+        }
+        fconv_algo recorded;
+        double ms;
+        int64_t when;
+        char note[400];
+        CHECK(fconv_wisdom_lookup(p, &recorded, &ms, &when, note, sizeof note));
+        CHECK_EQ_INT(recorded, fconv_plan_algo(p));
+        fconv_plan_destroy(p);
+    }
+    CHECKF(finals > 0, "no close pair among three 1x1 layers (im2col and mec run the same GEMM)");
+    fconv_wisdom_forget();
+}
+
 static void test_bad_files_are_ignored(void) {
     char key_line[1600];
     {
@@ -353,6 +391,7 @@ int main(void) {
     TEST(test_entry_overrides_cost_model);
     TEST(test_budget_and_tolerance_still_rule);
     TEST(test_measure_records_and_round_trips);
+    TEST(test_measure_alternates_close_candidates);
     TEST(test_bad_files_are_ignored);
     TEST(test_concurrent_plans_while_loading);
     fconv_wisdom_use_file("");
