@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
@@ -22,13 +23,18 @@ static const char tune_help[] =
     "wisdom file, which AUTO then follows: $FASTCONV_WISDOM, else $XDG_CACHE_HOME/fastconv/wisdom,\n"
     "else ~/.cache/fastconv/wisdom. --show describes the wisdom file.\n";
 
-/* Plan a's problem with MEASURE and report what it found. 0 or CLI_EXIT_FAILURE. */
+/* Plan a's problem with MEASURE and report what it found. 0 or CLI_EXIT_FAILURE. The weights
+ * are given at plan time, as the filter, conv2d and conv1d commands and `bench` give them:
+ * their plans look up the key this records. */
 static int tune_one(const struct bench_args *a, const char *label) {
     fconv_options o = bench_options(a, FCONV_ALGO_AUTO);
     o.flags |= FCONV_PLAN_MEASURE;
     o.device = FCONV_DEVICE_CPU; /* wisdom holds CPU choices only */
+    float *w;
+    if (bench_make_weights(a, &w) != CLI_EXIT_OK) return CLI_EXIT_FAILURE;
     fconv_plan *plan;
-    fconv_status st = bench_make_plan(a, &o, NULL, NULL, &plan);
+    fconv_status st = bench_make_plan(a, &o, w, NULL, &plan);
+    free(w);
     if (st != FCONV_OK) return cli_library_error("tune", st);
     printf("%s (threads %d): %s\n", label, fconv_plan_threads(plan), fconv_plan_explain(plan));
     fflush(stdout);

@@ -48,25 +48,39 @@ static float *generated(int64_t n, uint64_t seed) {
     return p;
 }
 
+/* A candidate's operands: x, y, and the weights and bias given where the measured plan
+ * takes them, at plan time or at execute time (a plan given its weights later pays at every
+ * execute what another does once at plan time: Winograd's weight transform, a GEMM's
+ * packing; timed the other way, the winner would be the other mode's: the wisdom key tells
+ * the two apart, fconv_wisdom_key). */
+struct operands {
+    const float *x, *plan_w, *plan_bias, *exec_w, *exec_bias;
+    float *y;
+};
+
 /* A plan for exactly this problem with the named algorithm (no MEASURE, no AUTO). */
-static fconv_status sub_plan(const fconv_plan *plan, fconv_algo algo, const float *w,
-                             const float *bias, fconv_plan **out) {
+static fconv_status sub_plan(const fconv_plan *plan, fconv_algo algo, const struct operands *in,
+                             fconv_plan **out) {
     fconv_options o = plan->options;
     o.algo = algo;
     o.threads = plan->threads;
     o.flags &= ~FCONV_PLAN_MEASURE;
-    if (plan->kind == FCONV_KIND_CONV2D) return fconv_plan_conv2d(&plan->conv2d, &o, w, bias, out);
+    const float *w = in->plan_w;
+    if (plan->kind == FCONV_KIND_CONV2D) return fconv_plan_conv2d(&plan->conv2d, &o, w, in->plan_bias, out);
     if (plan->kind == FCONV_KIND_FILTER2D) return fconv_plan_filter2d(&plan->filter, &o, w, out);
     return fconv_plan_conv1d(&plan->conv1d, &o, w, out);
 }
 
+static fconv_status run(fconv_plan *p, const struct operands *in, void *ws, size_t ws_bytes) {
+    return fconv_execute_with_workspace(p, in->x, in->exec_w, in->exec_bias, in->y, ws, ws_bytes);
+}
+
 /* Best of a few timed executions in milliseconds (after a warm-up), or a negative value if
- * the candidate could not be planned or its workspace allocated. best_ms (< 0: none yet)
- * lets a clear loser stop after its warm-up. */
-static double time_candidate(const fconv_plan *plan, fconv_algo algo, const float *x,
-                             const float *w, const float *bias, float *y, double best_ms) {
+ * the candidate could not be planned, its workspace allocated or its warm-up run. best_ms
+ * (< 0: none yet) lets a clear loser stop after its warm-up. */
+static double time_candidate(const fconv_plan *plan, fconv_algo algo, const struct operands *in, double best_ms) {
     fconv_plan *p;
-    if (sub_plan(plan, algo, w, bias, &p) != FCONV_OK) return -1.0;
+    if (sub_plan(plan, algo, in, &p) != FCONV_OK) return -1.0;
     size_t ws_bytes = fconv_plan_workspace_size(p);
     void *ws = ws_bytes ? fconv_alloc_aligned(ws_bytes) : NULL;
     if (ws_bytes && !ws) {
@@ -74,23 +88,23 @@ static double time_candidate(const fconv_plan *plan, fconv_algo algo, const floa
         return -1.0;
     }
     double t0 = now_seconds();
-    fconv_execute_with_workspace(p, x, NULL, NULL, y, ws, ws_bytes);
+    const int ran = run(p, in, ws, ws_bytes) == FCONV_OK;
     double warm = now_seconds() - t0, best = warm;
-    if (best_ms < 0 || warm * 1e3 < MEASURE_LOSER_RATIO * best_ms) {
+    if (ran && (best_ms < 0 || warm * 1e3 < MEASURE_LOSER_RATIO * best_ms)) {
         int reps = warm > 0 ? (int)(MEASURE_SECONDS / warm) : MEASURE_MAX_REPS;
         if (reps < MEASURE_MIN_REPS) reps = MEASURE_MIN_REPS;
         if (reps > MEASURE_MAX_REPS) reps = MEASURE_MAX_REPS;
         /* The minimum: on a shared machine noise only ever adds time. */
         for (int i = 0; i < reps; i++) {
             double s = now_seconds();
-            fconv_execute_with_workspace(p, x, NULL, NULL, y, ws, ws_bytes);
+            run(p, in, ws, ws_bytes);
             double t = now_seconds() - s;
             if (t < best) best = t;
         }
     }
     fconv_free_aligned(ws);
     fconv_plan_destroy(p);
-    return best * 1e3;
+    return ran ? best * 1e3 : -1.0;
 }
 
 static int compare_double(const void *pa, const void *pb) {
@@ -109,8 +123,7 @@ static int compare_double(const void *pa, const void *pb) {
  * become each one's fastest round, *ratio the median (0: no final) and *rounds its count. 1
  * if b won. */
 static int final(const fconv_plan *plan, fconv_algo a, fconv_algo b, size_t workspace_a, size_t workspace_b,
-                 const float *x, const float *w, const float *bias, float *y, double *a_ms, double *b_ms,
-                 double *ratio_out, int *rounds_out) {
+                 const struct operands *in, double *a_ms, double *b_ms, double *ratio_out, int *rounds_out) {
     const size_t budget = plan->options.max_workspace_bytes;
     if (budget && (workspace_a > budget || workspace_b > budget - workspace_a)) return 0;
     fconv_plan *p[2] = {NULL, NULL};
@@ -118,7 +131,7 @@ static int final(const fconv_plan *plan, fconv_algo a, fconv_algo b, size_t work
     size_t ws_bytes[2] = {0, 0};
     int b_won = 0;
     for (int j = 0; j < 2; j++) {
-        if (sub_plan(plan, j ? b : a, w, bias, &p[j]) != FCONV_OK) goto done;
+        if (sub_plan(plan, j ? b : a, in, &p[j]) != FCONV_OK) goto done;
         ws_bytes[j] = fconv_plan_workspace_size(p[j]);
         ws[j] = ws_bytes[j] ? fconv_alloc_aligned(ws_bytes[j]) : NULL;
         if (ws_bytes[j] && !ws[j]) goto done;
@@ -127,13 +140,14 @@ static int final(const fconv_plan *plan, fconv_algo a, fconv_algo b, size_t work
     if (rounds < FINAL_MIN_ROUNDS) rounds = FINAL_MIN_ROUNDS;
     if (rounds > FINAL_MAX_ROUNDS) rounds = FINAL_MAX_ROUNDS;
     double ratio[FINAL_MAX_ROUNDS], best[2] = {-1.0, -1.0};
-    for (int j = 0; j < 2; j++) fconv_execute_with_workspace(p[j], x, NULL, NULL, y, ws[j], ws_bytes[j]);
+    for (int j = 0; j < 2; j++)
+        if (run(p[j], in, ws[j], ws_bytes[j]) != FCONV_OK) goto done;
     for (int i = 0; i < rounds; i++) {
         double t[2];
         for (int k = 0; k < 2; k++) {
             const int j = i % 2 ? 1 - k : k;
             const double s = now_seconds();
-            fconv_execute_with_workspace(p[j], x, NULL, NULL, y, ws[j], ws_bytes[j]);
+            run(p[j], in, ws[j], ws_bytes[j]);
             t[j] = now_seconds() - s;
             if (best[j] < 0 || t[j] < best[j]) best[j] = t[j];
         }
@@ -178,6 +192,8 @@ static void measure(fconv_plan *plan, const struct fconv_algorithm *const *eligi
     }
     const float *wp = plan->weights ? plan->weights : w;
     const float *bp = has_bias ? (plan->bias ? plan->bias : bias) : NULL;
+    const struct operands in = {x, plan->weights ? wp : NULL, plan->bias ? bp : NULL,
+                                plan->weights ? NULL : wp, plan->bias ? NULL : bp, y};
 
     /* Cheapest estimate first, so that losers can stop after their warm-up. */
     int order[MAX_CANDIDATES];
@@ -201,7 +217,7 @@ static void measure(fconv_plan *plan, const struct fconv_algorithm *const *eligi
             skipped++;
             continue;
         }
-        double ms = time_candidate(plan, eligible[i]->id, x, wp, bp, y, best_ms);
+        double ms = time_candidate(plan, eligible[i]->id, &in, best_ms);
         if (ms < 0) continue;
         timed++;
         if (eligible[i] == model_pick) model_ms = ms;
@@ -218,7 +234,7 @@ static void measure(fconv_plan *plan, const struct fconv_algorithm *const *eligi
         double a_ms = best_ms, b_ms = second_ms, ratio = 0.0; /* ratio: a's time over b's */
         int rounds = 0;
         const int b_won = final(plan, eligible[best]->id, eligible[second]->id, workspace[best],
-                                workspace[second], x, wp, bp, y, &a_ms, &b_ms, &ratio, &rounds);
+                                workspace[second], &in, &a_ms, &b_ms, &ratio, &rounds);
         if (ratio > 0.0) {
             const int a = best, b = second;
             best = b_won ? b : a, second = b_won ? a : b;

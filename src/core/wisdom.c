@@ -130,6 +130,13 @@ void fconv_wisdom_key(const fconv_plan *plan, char *buf, size_t len) {
     pthread_once(&cpu_id_once, init_cpu_id);
     char problem[400];
     problem_string(plan, problem, sizeof problem);
+    /* Weights given at execute time are a problem of their own (tuned.c times each mode as
+     * its plans run it); only that mode says so, so that the keys recorded before it
+     * (measured with the weights at plan time) stay valid. */
+    if (!plan->weights) {
+        size_t used = strlen(problem);
+        snprintf(problem + used, sizeof problem - used, " weights=execute");
+    }
     /* The ISA the plan's kernels use (after FCONV_ISA and options.max_isa): a capped plan
      * is a different machine as far as timings go. */
     snprintf(buf, len, "%s\t%s\t%s\t%d\t%s", fconv_version(), cpu_id,

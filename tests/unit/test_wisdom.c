@@ -269,6 +269,39 @@ static void test_measure_alternates_close_candidates(void) {
     fconv_wisdom_forget();
 }
 
+/* Weights given at execute time are a key of their own, measured as such plans run them
+ * (weights and bias passed to every execute: a candidate whose executes failed would have
+ * timed nothing, and none would be measured), and a plan given its weights does not take
+ * that entry. */
+static void test_measure_in_the_plans_weights_mode(void) {
+    fconv_wisdom_use_file("");
+    const fconv_conv2d_desc d = {.n = 1, .c = 4, .h = 10, .w = 9, .k = 3, .r = 3, .s = 3, .pad_top = 1,
+                                 .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .has_bias = 1};
+    float w[3 * 4 * 3 * 3], bias[3] = {0.5f, -1.0f, 2.0f};
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) w[i] = (float)((int)(i % 7) - 3) * 0.25f;
+    const fconv_options measure = {.threads = 1, .flags = FCONV_PLAN_MEASURE};
+    fconv_plan *later = NULL, *given = NULL, *bias_later = NULL;
+    CHECK_EQ_INT(fconv_plan_conv2d(&d, &measure, NULL, NULL, &later), FCONV_OK);
+    CHECK_EQ_INT(fconv_plan_conv2d(&d, &(fconv_options){.threads = 1}, w, bias, &given), FCONV_OK);
+    CHECK_EQ_INT(fconv_plan_conv2d(&d, &measure, w, NULL, &bias_later), FCONV_OK);
+    if (later && given && bias_later) {
+        CHECK_STR_CONTAINS(fconv_plan_explain(later), "auto: measured: ");
+        CHECK_STR_CONTAINS(fconv_plan_explain(bias_later), "auto: measured: ");
+        char key_later[1200], key_given[1200];
+        fconv_wisdom_key(later, key_later, sizeof key_later);
+        fconv_wisdom_key(given, key_given, sizeof key_given);
+        CHECK_STR_CONTAINS(key_later, " weights=execute");
+        CHECK(strstr(key_given, "weights=") == NULL);
+        /* the entry of the execute-time weights is not the plan-time plan's */
+        CHECK_STR_CONTAINS(fconv_plan_explain(given), "lowest estimated time");
+        CHECK_EQ_INT(fconv_wisdom_count(), 2);
+    }
+    fconv_plan_destroy(later);
+    fconv_plan_destroy(given);
+    fconv_plan_destroy(bias_later);
+    fconv_wisdom_forget();
+}
+
 static void test_bad_files_are_ignored(void) {
     char key_line[1600];
     {
@@ -392,6 +425,7 @@ int main(void) {
     TEST(test_budget_and_tolerance_still_rule);
     TEST(test_measure_records_and_round_trips);
     TEST(test_measure_alternates_close_candidates);
+    TEST(test_measure_in_the_plans_weights_mode);
     TEST(test_bad_files_are_ignored);
     TEST(test_concurrent_plans_while_loading);
     fconv_wisdom_use_file("");
