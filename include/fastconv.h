@@ -465,7 +465,8 @@ FCONV_API fconv_status fconv_last_execute_timing(double *kernel_ms, double *tran
 /*
  * A plan made with FCONV_PLAN_MEASURE (or by `fastconv tune`) records which algorithm ran
  * fastest, keyed by library version, CPU (vendor, family/model, brand string, features and
- * any FCONV_ISA cap), thread count and the complete problem descriptor. Every later AUTO
+ * any FCONV_ISA cap), thread count, the complete problem descriptor and whether the weights
+ * came at plan time or come at execute time (each mode timed as its plans run). Every later AUTO
  * plan with the same key takes that algorithm instead of the cost model's estimate — but
  * only if it is eligible under that plan's own tolerance and workspace budget; otherwise the
  * cost model decides. fconv_plan_explain() says which happened ("auto: wisdom: ...").
