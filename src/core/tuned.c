@@ -229,7 +229,7 @@ static void measure(fconv_plan *plan, const struct fconv_algorithm *const *eligi
             second = i, second_ms = ms;
         }
     }
-    char alternated[160] = "";
+    char alternated[100] = "";
     if (best >= 0 && second >= 0 && second_ms <= MEASURE_CLOSE_RATIO * best_ms) {
         double a_ms = best_ms, b_ms = second_ms, ratio = 0.0; /* ratio: a's time over b's */
         int rounds = 0;
@@ -254,12 +254,12 @@ static void measure(fconv_plan *plan, const struct fconv_algorithm *const *eligi
     take(plan, eligible[best], workspace[best]);
     char note[300];
     fconv_wisdom_record(plan, eligible[best]->id, best_ms, note, sizeof note);
-    char model[120] = "";
+    char model[100] = "";
     if (eligible[best] != model_pick)
         snprintf(model, sizeof model, "; the cost model's pick %s took %.3g ms", model_pick->name,
                  model_ms);
     snprintf(plan->explain, sizeof plan->explain,
-             "auto: measured: %s fastest (%.3g ms) of %d timed candidate%s (%d not timed)%s%s; %.200s",
+             "auto: measured: %s fastest (%.3g ms) of %d timed candidate%s (%d not timed)%s%s; %.160s",
              eligible[best]->name, best_ms, timed, timed == 1 ? "" : "s", skipped, alternated, model, note);
 done:
     free(x);
