@@ -265,7 +265,8 @@ typedef struct fconv_conv1d_desc {
 /** Plan flags (fconv_options.flags). */
 #define FCONV_PLAN_NO_WORKSPACE 0x1u /**< accept only algorithms that need no workspace */
 /** With FCONV_ALGO_AUTO: time every eligible candidate at plan time on generated data of
- *  the problem's shape (the weights given, if any), choose the fastest and record it as
+ *  the problem's shape (the weights given, if any; else generated ones passed to every
+ *  execute, as the plan will take them), choose the fastest and record it as
  *  wisdom (see "Wisdom" below); where the runner-up came within 25% of it, the two are timed
  *  again in alternated rounds (both planned at once, so both workspaces must fit
  *  max_workspace_bytes together) and the faster there wins. Planning then takes about as
