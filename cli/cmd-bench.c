@@ -285,11 +285,6 @@ static long long peak_rss_bytes(void) {
     return (long long)ru.ru_maxrss * 1024;
 }
 
-static int compare_double(const void *pa, const void *pb) {
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
 fconv_options bench_options(const struct bench_args *a, fconv_algo algo) {
     return (fconv_options){.algo = algo, .threads = a->threads, .device = a->device,
                            .max_workspace_bytes = a->limits.max_workspace_bytes, .flags = a->limits.flags};
@@ -364,15 +359,14 @@ int bench_one(const struct bench_args *a, fconv_algo algo, const float *x, const
             kernel[i] = transfer[i] = 0.0;
     }
     if (r->on_device) {
-        qsort(kernel, (size_t)a->reps, sizeof *kernel, compare_double);
-        qsort(transfer, (size_t)a->reps, sizeof *transfer, compare_double);
+        qsort(kernel, (size_t)a->reps, sizeof *kernel, fconv_compare_double);
+        qsort(transfer, (size_t)a->reps, sizeof *transfer, fconv_compare_double);
         r->kernel_ms = kernel[a->reps / 2];
         r->transfer_ms = transfer[a->reps / 2];
     }
     r->peak_rss = peak_rss_bytes();
-    qsort(times, (size_t)a->reps, sizeof *times, compare_double);
+    r->median_ms = fconv_median(times, (size_t)a->reps);
     r->algo = fconv_plan_algo(plan);
-    r->median_ms = a->reps % 2 ? times[a->reps / 2] : 0.5 * (times[a->reps / 2 - 1] + times[a->reps / 2]);
     r->min_ms = times[0];
     r->max_ms = times[a->reps - 1];
     r->plan_ms = t1 - t0;
@@ -384,12 +378,6 @@ int bench_one(const struct bench_args *a, fconv_algo algo, const float *x, const
     fconv_free_aligned(ws);
     fconv_plan_destroy(plan);
     return 0;
-}
-
-/* Medians of an even count average the middle two, as bench_one's. Sorts v. */
-static double median_of(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, compare_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Plan a->interleaved's algorithms together and time them in alternation: each round runs
@@ -453,16 +441,16 @@ static int bench_interleaved(const struct bench_args *a, const float *x, const f
     for (int j = 0; j < n; j++) { /* every ratio before any times are sorted */
         const double *t = times + (size_t)j * 3 * (size_t)reps;
         for (int i = 0; i < reps; i++) ratio[i] = times[i] / t[i];
-        r[j].vs_first = median_of(ratio, reps);
+        r[j].vs_first = fconv_median(ratio, (size_t)reps);
     }
     for (int j = 0; j < n; j++) {
         double *t = times + (size_t)j * 3 * (size_t)reps;
         r[j].on_device = on_device;
         if (on_device) {
-            r[j].kernel_ms = median_of(t + reps, reps);
-            r[j].transfer_ms = median_of(t + 2 * reps, reps);
+            r[j].kernel_ms = fconv_median(t + reps, (size_t)reps);
+            r[j].transfer_ms = fconv_median(t + 2 * reps, (size_t)reps);
         }
-        r[j].median_ms = median_of(t, reps);
+        r[j].median_ms = fconv_median(t, (size_t)reps);
         r[j].min_ms = t[0];
         r[j].max_ms = t[reps - 1];
         r[j].algo = fconv_plan_algo(plans[j]);

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fastconv.h"
@@ -194,6 +195,19 @@ static inline size_t fconv_caller_workspace_bytes(size_t algo_bytes) {
 
 /* Round up to a multiple of 64 (workspace sub-buffers start on cache lines). */
 static inline size_t fconv_round_up_64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* qsort's comparison of doubles, ascending. */
+static inline int fconv_compare_double(const void *pa, const void *pb) {
+    const double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Sorts v[0..n) (n > 0) and returns its median, the mean of the middle two for even n: what
+ * measured timings are judged by (MEASURE's alternated final, `fastconv bench`). */
+static inline double fconv_median(double *v, size_t n) {
+    qsort(v, n, sizeof *v, fconv_compare_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 /* c[r*ld + i] = act(c[r*ld + i] + bias[r]) for r < rows, i < n, bias NULL: none, relu:
  * max(0, .), a row per pass. Without a bias it adds -0.0, the identity (x + -0.0 is x, -0.0

@@ -107,11 +107,6 @@ static double time_candidate(const fconv_plan *plan, fconv_algo algo, const stru
     return ran ? best * 1e3 : -1.0;
 }
 
-static int compare_double(const void *pa, const void *pb) {
-    const double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
 /* The screening's winner (a) against its close runner-up (b), timed again in alternation:
  * each round runs both, the order reversed every other round, and b wins where the median
  * over rounds of a's time over b's exceeds 1. Timed one after the other, each candidate had
@@ -153,8 +148,7 @@ static int final(const fconv_plan *plan, fconv_algo a, fconv_algo b, size_t work
         }
         ratio[i] = t[1] > 0 ? t[0] / t[1] : 1.0;
     }
-    qsort(ratio, (size_t)rounds, sizeof *ratio, compare_double);
-    const double median = rounds % 2 ? ratio[rounds / 2] : 0.5 * (ratio[rounds / 2 - 1] + ratio[rounds / 2]);
+    const double median = fconv_median(ratio, (size_t)rounds);
     b_won = median > 1.0;
     *ratio_out = median;
     *rounds_out = rounds;
