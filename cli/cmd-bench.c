@@ -5,7 +5,7 @@
  * workspace, peak resident memory while it planned and ran, and the max normalized error
  * against the float64 reference (on a sample of outputs when the whole would take long).
  * With `--algo A,B,...` the listed plans are made together and timed in alternating rounds
- * (bench_interleaved), each with its speed against the first's, round by round.
+ * (time_plans), each with its speed against the first's, round by round.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
@@ -314,83 +314,17 @@ static double measure_error(const fconv_plan *plan, const float *x, const float 
     return max_mag > 0 ? max_err / max_mag : max_err;
 }
 
-/* Plan and time one algorithm. 0 on success; 1 if it declined (reason in *why). */
-int bench_one(const struct bench_args *a, fconv_algo algo, const float *x, const float *w,
-                     float *y, struct bench_result *r, char *why, size_t why_len) {
-    const fconv_options o = bench_options(a, algo);
-    fconv_plan *plan;
-    reset_peak_rss();
-    double t0 = now_ms();
-    fconv_status st = bench_make_plan(a, &o, w, NULL, &plan);
-    double t1 = now_ms();
-    if (st != FCONV_OK) {
-        snprintf(why, why_len, "%s", fconv_last_error());
-        return 1;
-    }
-    if (algo == FCONV_ALGO_AUTO) cli_explain_plan(plan); /* FASTCONV_VERBOSE: what AUTO chose, why */
-    size_t ws_bytes = fconv_plan_workspace_size(plan);
-    void *ws = ws_bytes ? fconv_alloc_aligned(ws_bytes) : NULL;
-    if (ws_bytes && !ws) {
-        snprintf(why, why_len, "cannot allocate its %zu-byte workspace", ws_bytes);
-        fconv_plan_destroy(plan);
-        return 1;
-    }
-    double *times = malloc(3 * (size_t)a->reps * sizeof *times);
-    if (!times) {
-        snprintf(why, why_len, "cannot allocate the timing table for %d reps", a->reps);
-        fconv_free_aligned(ws);
-        fconv_plan_destroy(plan);
-        return 1;
-    }
-    double *kernel = times + a->reps, *transfer = kernel + a->reps; /* GPU: device events */
-    /* Warm up for at least WARMUP_MS, not one run: in the first ~0.1 s of a process the
-     * threads are still settling (the OpenMP worker can start on the main thread's core and
-     * OpenBLAS's pool spins before it sleeps), which made short 2-thread problems measure
-     * 10x slow in one process out of three. */
-    double warm_start = now_ms();
-    for (int i = 0; i < 1 || (i < 10000 && now_ms() - warm_start < WARMUP_MS); i++)
-        fconv_execute_with_workspace(plan, x, NULL, NULL, y, ws, ws_bytes);
-    r->on_device = a->device != FCONV_DEVICE_CPU;
-    for (int i = 0; i < a->reps; i++) {
-        double s = now_ms();
-        fconv_execute_with_workspace(plan, x, NULL, NULL, y, ws, ws_bytes);
-        times[i] = now_ms() - s;
-        if (r->on_device && fconv_last_execute_timing(&kernel[i], &transfer[i]) != FCONV_OK)
-            kernel[i] = transfer[i] = 0.0;
-    }
-    if (r->on_device) {
-        qsort(kernel, (size_t)a->reps, sizeof *kernel, fconv_compare_double);
-        qsort(transfer, (size_t)a->reps, sizeof *transfer, fconv_compare_double);
-        r->kernel_ms = kernel[a->reps / 2];
-        r->transfer_ms = transfer[a->reps / 2];
-    }
-    r->peak_rss = peak_rss_bytes();
-    r->median_ms = fconv_median(times, (size_t)a->reps);
-    r->algo = fconv_plan_algo(plan);
-    r->min_ms = times[0];
-    r->max_ms = times[a->reps - 1];
-    r->plan_ms = t1 - t0;
-    r->gflops = 2.0 * fconv_plan_macs(plan) / (r->median_ms * 1e6);
-    r->workspace = ws_bytes;
-    r->threads = fconv_plan_threads(plan);
-    r->error = measure_error(plan, x, w, y);
-    free(times);
-    fconv_free_aligned(ws);
-    fconv_plan_destroy(plan);
-    return 0;
-}
-
-/* Plan a->interleaved's algorithms together and time them in alternation: each round runs
- * every plan once, in list order on even rounds and in reverse on odd ones, so that neither
- * a place in the round nor a drift of the machine's speed favours one (on a shared VM the
- * same plan's time can move 10-40% from one stretch of seconds to the next, so plans timed
- * one after the other compare their stretches as much as themselves). r[j] gets plan j's
- * row, its vs_first the median over rounds of plan 0's time over plan j's in that round;
- * peak_rss is every plan's together. 0 on success; 1 if one could not be planned or set up
- * (reason in why). */
-static int bench_interleaved(const struct bench_args *a, const float *x, const float *w, float *y,
-                             struct bench_result *r, char *why, size_t why_len) {
-    const int n = a->n_interleaved, reps = a->reps;
+/* Plan algos[0..n) together and time them: each round runs every plan once, in list order on
+ * even rounds and in reverse on odd ones, so that with several neither a place in the round
+ * nor a drift of the machine's speed favours one (on a shared VM the same plan's time can move
+ * 10-40% from one stretch of seconds to the next, so plans timed one after the other compare
+ * their stretches as much as themselves). r[j] gets plan j's row; with several, its vs_first
+ * is the median over rounds of plan 0's time over plan j's in that round, and peak_rss is
+ * every plan's together. 0 on success; 1 if one declined or could not be set up (reason in
+ * why, led by its name where there are several). */
+static int time_plans(const struct bench_args *a, const fconv_algo *algos, int n, const float *x, const float *w,
+                      float *y, struct bench_result *r, char *why, size_t why_len) {
+    const int reps = a->reps;
     fconv_plan *plans[BENCH_MAX_INTERLEAVED] = {NULL};
     void *ws[BENCH_MAX_INTERLEAVED] = {NULL};
     size_t ws_bytes[BENCH_MAX_INTERLEAVED] = {0};
@@ -398,32 +332,37 @@ static int bench_interleaved(const struct bench_args *a, const float *x, const f
     int rc = 1;
     reset_peak_rss();
     for (int j = 0; j < n; j++) {
-        const fconv_options o = bench_options(a, a->interleaved[j]);
+        const char *name = n > 1 ? fconv_algo_name(algos[j]) : "", *colon = n > 1 ? ": " : "";
+        const fconv_options o = bench_options(a, algos[j]);
         memset(&r[j], 0, sizeof r[j]);
         double t0 = now_ms();
         if (bench_make_plan(a, &o, w, NULL, &plans[j]) != FCONV_OK) {
-            snprintf(why, why_len, "%s: %s", fconv_algo_name(a->interleaved[j]), fconv_last_error());
+            snprintf(why, why_len, "%s%s%s", name, colon, fconv_last_error());
             plans[j] = NULL;
             goto done;
         }
         r[j].plan_ms = now_ms() - t0;
-        if (a->interleaved[j] == FCONV_ALGO_AUTO) cli_explain_plan(plans[j]);
+        if (algos[j] == FCONV_ALGO_AUTO) cli_explain_plan(plans[j]); /* FASTCONV_VERBOSE: what AUTO chose, why */
         ws_bytes[j] = fconv_plan_workspace_size(plans[j]);
         ws[j] = ws_bytes[j] ? fconv_alloc_aligned(ws_bytes[j]) : NULL;
         if (ws_bytes[j] && !ws[j]) {
-            snprintf(why, why_len, "%s: cannot allocate its %zu-byte workspace", fconv_algo_name(a->interleaved[j]),
-                     ws_bytes[j]);
+            snprintf(why, why_len, "%s%scannot allocate its %zu-byte workspace", name, colon, ws_bytes[j]);
             goto done;
         }
     }
-    /* per plan: reps times, then kernel and transfer times (GPU), then one round's ratios */
-    times = malloc((size_t)n * 3 * (size_t)reps * sizeof *times + (size_t)reps * sizeof *times);
+    /* per plan: reps times, then kernel and transfer times (GPU: device events); then one
+     * round's ratios */
+    times = malloc(((size_t)n * 3 + 1) * (size_t)reps * sizeof *times);
     if (!times) {
-        snprintf(why, why_len, "cannot allocate the timing table for %d plans x %d reps", n, reps);
+        snprintf(why, why_len, "cannot allocate the timing table for %d plan(s) x %d reps", n, reps);
         goto done;
     }
     double *ratio = times + (size_t)n * 3 * (size_t)reps;
-    double warm_start = now_ms(); /* as bench_one's warm-up, every plan in each round */
+    /* Warm up for at least WARMUP_MS, not one run: in the first ~0.1 s of a process the
+     * threads are still settling (the OpenMP worker can start on the main thread's core and
+     * OpenBLAS's pool spins before it sleeps), which made short 2-thread problems measure
+     * 10x slow in one process out of three. */
+    double warm_start = now_ms();
     for (int i = 0; i < 1 || (i < 10000 && now_ms() - warm_start < WARMUP_MS); i++)
         for (int j = 0; j < n; j++) fconv_execute_with_workspace(plans[j], x, NULL, NULL, y, ws[j], ws_bytes[j]);
     const int on_device = a->device != FCONV_DEVICE_CPU;
@@ -438,17 +377,20 @@ static int bench_interleaved(const struct bench_args *a, const float *x, const f
                 t[reps + i] = t[2 * reps + i] = 0.0;
         }
     const long long peak = peak_rss_bytes();
-    for (int j = 0; j < n; j++) { /* every ratio before any times are sorted */
+    for (int j = 0; j < n && n > 1; j++) { /* every ratio before any times are sorted */
         const double *t = times + (size_t)j * 3 * (size_t)reps;
         for (int i = 0; i < reps; i++) ratio[i] = times[i] / t[i];
         r[j].vs_first = fconv_median(ratio, (size_t)reps);
     }
+    const int ran_last = (reps - 1) % 2 ? 0 : n - 1; /* y holds its output */
     for (int j = 0; j < n; j++) {
-        double *t = times + (size_t)j * 3 * (size_t)reps;
+        double *t = times + (size_t)j * 3 * (size_t)reps, *kernel = t + reps, *transfer = t + 2 * reps;
         r[j].on_device = on_device;
         if (on_device) {
-            r[j].kernel_ms = fconv_median(t + reps, (size_t)reps);
-            r[j].transfer_ms = fconv_median(t + 2 * reps, (size_t)reps);
+            qsort(kernel, (size_t)reps, sizeof *kernel, fconv_compare_double);
+            qsort(transfer, (size_t)reps, sizeof *transfer, fconv_compare_double);
+            r[j].kernel_ms = kernel[reps / 2];
+            r[j].transfer_ms = transfer[reps / 2];
         }
         r[j].median_ms = fconv_median(t, (size_t)reps);
         r[j].min_ms = t[0];
@@ -458,7 +400,7 @@ static int bench_interleaved(const struct bench_args *a, const float *x, const f
         r[j].workspace = ws_bytes[j];
         r[j].threads = fconv_plan_threads(plans[j]);
         r[j].peak_rss = peak;
-        fconv_execute_with_workspace(plans[j], x, NULL, NULL, y, ws[j], ws_bytes[j]);
+        if (j != ran_last) fconv_execute_with_workspace(plans[j], x, NULL, NULL, y, ws[j], ws_bytes[j]);
         r[j].error = measure_error(plans[j], x, w, y);
     }
     rc = 0;
@@ -469,6 +411,12 @@ done:
         fconv_plan_destroy(plans[j]);
     }
     return rc;
+}
+
+/* Plan and time one algorithm. 0 on success; 1 if it declined (reason in *why). */
+int bench_one(const struct bench_args *a, fconv_algo algo, const float *x, const float *w,
+                     float *y, struct bench_result *r, char *why, size_t why_len) {
+    return time_plans(a, &algo, 1, x, w, y, r, why, why_len);
 }
 
 void bench_describe_problem(const struct bench_args *a, char *buf, size_t n) {
@@ -619,7 +567,7 @@ int cmd_bench(int argc, char **argv) {
     char why[512];
     if (a.n_interleaved) {
         struct bench_result rows[BENCH_MAX_INTERLEAVED];
-        const int failed = bench_interleaved(&a, x, w, y, rows, why, sizeof why);
+        const int failed = time_plans(&a, a.interleaved, a.n_interleaved, x, w, y, rows, why, sizeof why);
         for (int j = 0; !failed && j < a.n_interleaved; j++) {
             const char *requested = a.interleaved[j] == FCONV_ALGO_AUTO ? "auto" : NULL;
             if (a.json) bench_print_json_row(&rows[j], requested, j == 0);
