@@ -71,24 +71,44 @@ static fconv_status sub_plan(const fconv_plan *plan, fconv_algo algo, const stru
     return fconv_plan_conv1d(&plan->conv1d, &o, w, out);
 }
 
-static fconv_status run(fconv_plan *p, const struct operands *in, void *ws, size_t ws_bytes) {
-    return fconv_execute_with_workspace(p, in->x, in->exec_w, in->exec_bias, in->y, ws, ws_bytes);
+/* A candidate ready to run: its plan and workspace. */
+struct candidate {
+    fconv_plan *plan;
+    void *ws;
+    size_t ws_bytes;
+};
+
+/* Plan algo for this problem and allocate its workspace: 0, or -1 (nothing left to free). */
+static int set_up(const fconv_plan *plan, fconv_algo algo, const struct operands *in, struct candidate *c) {
+    *c = (struct candidate){NULL, NULL, 0};
+    if (sub_plan(plan, algo, in, &c->plan) != FCONV_OK) return -1;
+    c->ws_bytes = fconv_plan_workspace_size(c->plan);
+    c->ws = c->ws_bytes ? fconv_alloc_aligned(c->ws_bytes) : NULL;
+    if (c->ws_bytes && !c->ws) {
+        fconv_plan_destroy(c->plan);
+        c->plan = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void tear_down(struct candidate *c) {
+    fconv_free_aligned(c->ws);
+    fconv_plan_destroy(c->plan);
+}
+
+static fconv_status run(const struct candidate *c, const struct operands *in) {
+    return fconv_execute_with_workspace(c->plan, in->x, in->exec_w, in->exec_bias, in->y, c->ws, c->ws_bytes);
 }
 
 /* Best of a few timed executions in milliseconds (after a warm-up), or a negative value if
  * the candidate could not be planned, its workspace allocated or its warm-up run. best_ms
  * (< 0: none yet) lets a clear loser stop after its warm-up. */
 static double time_candidate(const fconv_plan *plan, fconv_algo algo, const struct operands *in, double best_ms) {
-    fconv_plan *p;
-    if (sub_plan(plan, algo, in, &p) != FCONV_OK) return -1.0;
-    size_t ws_bytes = fconv_plan_workspace_size(p);
-    void *ws = ws_bytes ? fconv_alloc_aligned(ws_bytes) : NULL;
-    if (ws_bytes && !ws) {
-        fconv_plan_destroy(p);
-        return -1.0;
-    }
+    struct candidate c;
+    if (set_up(plan, algo, in, &c) != 0) return -1.0;
     double t0 = now_seconds();
-    const int ran = run(p, in, ws, ws_bytes) == FCONV_OK;
+    const int ran = run(&c, in) == FCONV_OK;
     double warm = now_seconds() - t0, best = warm;
     if (ran && (best_ms < 0 || warm * 1e3 < MEASURE_LOSER_RATIO * best_ms)) {
         int reps = warm > 0 ? (int)(MEASURE_SECONDS / warm) : MEASURE_MAX_REPS;
@@ -97,13 +117,12 @@ static double time_candidate(const fconv_plan *plan, fconv_algo algo, const stru
         /* The minimum: on a shared machine noise only ever adds time. */
         for (int i = 0; i < reps; i++) {
             double s = now_seconds();
-            run(p, in, ws, ws_bytes);
+            run(&c, in);
             double t = now_seconds() - s;
             if (t < best) best = t;
         }
     }
-    fconv_free_aligned(ws);
-    fconv_plan_destroy(p);
+    tear_down(&c);
     return ran ? best * 1e3 : -1.0;
 }
 
@@ -121,28 +140,22 @@ static int final(const fconv_plan *plan, fconv_algo a, fconv_algo b, size_t work
                  const struct operands *in, double *a_ms, double *b_ms, double *ratio_out, int *rounds_out) {
     const size_t budget = plan->options.max_workspace_bytes;
     if (budget && (workspace_a > budget || workspace_b > budget - workspace_a)) return 0;
-    fconv_plan *p[2] = {NULL, NULL};
-    void *ws[2] = {NULL, NULL};
-    size_t ws_bytes[2] = {0, 0};
+    struct candidate c[2] = {{NULL, NULL, 0}, {NULL, NULL, 0}};
     int b_won = 0;
-    for (int j = 0; j < 2; j++) {
-        if (sub_plan(plan, j ? b : a, in, &p[j]) != FCONV_OK) goto done;
-        ws_bytes[j] = fconv_plan_workspace_size(p[j]);
-        ws[j] = ws_bytes[j] ? fconv_alloc_aligned(ws_bytes[j]) : NULL;
-        if (ws_bytes[j] && !ws[j]) goto done;
-    }
+    for (int j = 0; j < 2; j++)
+        if (set_up(plan, j ? b : a, in, &c[j]) != 0) goto done;
     int rounds = (int)(MEASURE_FINAL_SECONDS / ((*a_ms + *b_ms) * 1e-3));
     if (rounds < FINAL_MIN_ROUNDS) rounds = FINAL_MIN_ROUNDS;
     if (rounds > FINAL_MAX_ROUNDS) rounds = FINAL_MAX_ROUNDS;
     double ratio[FINAL_MAX_ROUNDS], best[2] = {-1.0, -1.0};
     for (int j = 0; j < 2; j++)
-        if (run(p[j], in, ws[j], ws_bytes[j]) != FCONV_OK) goto done;
+        if (run(&c[j], in) != FCONV_OK) goto done;
     for (int i = 0; i < rounds; i++) {
         double t[2];
         for (int k = 0; k < 2; k++) {
             const int j = i % 2 ? 1 - k : k;
             const double s = now_seconds();
-            run(p[j], in, ws[j], ws_bytes[j]);
+            run(&c[j], in);
             t[j] = now_seconds() - s;
             if (best[j] < 0 || t[j] < best[j]) best[j] = t[j];
         }
@@ -155,10 +168,7 @@ static int final(const fconv_plan *plan, fconv_algo a, fconv_algo b, size_t work
     *a_ms = best[0] * 1e3;
     *b_ms = best[1] * 1e3;
 done:
-    for (int j = 0; j < 2; j++) {
-        fconv_free_aligned(ws[j]);
-        fconv_plan_destroy(p[j]);
-    }
+    for (int j = 0; j < 2; j++) tear_down(&c[j]);
     return b_won;
 }
 
