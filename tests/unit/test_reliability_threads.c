@@ -211,6 +211,13 @@ static void record_piece(const void *ctx, size_t begin, size_t end, size_t worke
     }
 #ifdef _OPENMP
     const double give_up = omp_get_wtime() + 5.0; /* without stealing, fail rather than hang */
+    /* Worker 0 holds its first piece until worker 1 has begun its own: a worker 1 that
+     * started late (a loaded machine, the sanitizer build beside another test) would otherwise
+     * find worker 0 already in share 1 and take some of it, and the test below would measure
+     * the start-up, not the stealing. */
+    if (c->done_by && worker == 0 && begin == 0)
+        while (!__atomic_load_n(&c->hits[c->n / 2], __ATOMIC_ACQUIRE) && omp_get_wtime() < give_up) {
+        }
     if (c->done_by && worker == 1 && begin == c->n / 2)
         while (!__atomic_load_n(&m->release, __ATOMIC_ACQUIRE) && omp_get_wtime() < give_up) {
             int taken = 0; /* released once worker 0 has taken the rest of share 1 */
