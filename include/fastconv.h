@@ -32,7 +32,9 @@
  *    output y aligned to 64 bytes is faster where it is large: rows then leave through
  *    non-temporal stores, which skip reading y's lines before writing them. On Intel cores,
  *    where a vector load across two cache lines costs about two, an input x aligned to 64
- *    bytes also spares 1x1 layers with up to 64 input channels a copy (GEMM's packing).
+ *    bytes also spares 1x1 layers with up to 64 input channels a copy (GEMM's packing), and
+ *    layers with few input and output channels on wide images (3 -> 1), which read x's rows
+ *    in place, about 8% of their time (3 -> 1 3x3 on 1024^2, Emerald Rapids).
  *  - Sizes are int64_t. Every dimension must lie in [1, FCONV_MAX_DIM] and every tensor
  *    must hold at most FCONV_MAX_ELEMENTS elements; every product is overflow-checked.
  *  - Structs and enums only grow at their end within one major version.
