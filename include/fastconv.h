@@ -360,8 +360,11 @@ FCONV_API int fconv_plan_threads(const fconv_plan *plan);
  * Run a plan: y = conv(x, w) (+ bias, activation). x, y: the plan's input and output
  * tensors (fconv_plan_*_elements floats each), which must not overlap. w and bias: NULL
  * when the plan was given them, else required (bias only with has_bias). Allocates the
- * workspace it needs and frees it before returning.
- * Returns FCONV_OK, FCONV_EINVAL (a NULL or misplaced pointer), FCONV_ENOMEM.
+ * workspace it needs and frees it before returning. A thread that runs fastconv's work for
+ * the first time (the caller's, or one of OpenMP's) also allocates its scratch buffers, up to
+ * ~1.4 MiB, which the library keeps until that thread exits.
+ * Returns FCONV_OK, FCONV_EINVAL (a NULL or misplaced pointer), FCONV_ENOMEM (the workspace,
+ * or a thread's scratch: y is then incomplete).
  * Thread-safe for concurrent calls on distinct outputs.
  */
 FCONV_API fconv_status fconv_execute(const fconv_plan *plan, const float *x, const float *w,
@@ -369,7 +372,8 @@ FCONV_API fconv_status fconv_execute(const fconv_plan *plan, const float *x, con
 
 /**
  * As fconv_execute, with the caller's workspace (workspace_bytes >= fconv_plan_workspace_size,
- * else FCONV_EWORKSPACE; workspace may be NULL when the plan needs none). Allocates nothing.
+ * else FCONV_EWORKSPACE; workspace may be NULL when the plan needs none). Allocates nothing
+ * but a thread's scratch on its first run, as fconv_execute (FCONV_ENOMEM).
  */
 FCONV_API fconv_status fconv_execute_with_workspace(const fconv_plan *plan, const float *x,
                                                     const float *w, const float *bias, float *y,

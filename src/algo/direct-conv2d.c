@@ -24,6 +24,7 @@
 #include "algo/direct.h"
 #include "core/dispatch.h"
 #include "core/parallel.h"
+#include "core/scratch.h"
 
 /* Output channels per task: their rows (8 x Q floats) stay in L1 while one input row is
  * streamed through all of them. Output rows per task: enough work per task to amortize
@@ -75,16 +76,19 @@ struct conv2d_ctx {
 /* Kernel rows ((c, r) pairs) per call of the SIMD kernel: bounds the pointer arrays. */
 #define ROWS_PER_CALL 64
 
-/* Floats of the stack strip the edge columns are computed from (32 KiB). */
+/* Floats of the strip (the thread's scratch, 32 KiB) that edge columns are computed from. */
 #define EDGE_STRIP_FLOATS 8192
 
-/* Floats of each thread's strip for whole rows (256 KiB, in L2; thread-local rather than on
- * the stack, whose size a caller's threads choose): 3 channels x 6 rows of 3000 columns. The
- * 32 KiB stack strip had held rows up to 450 columns; past it, 2 threads, Zen 5, 3 alternated
+/* Floats of each thread's strip for whole rows (256 KiB, in L2; the thread's scratch rather
+ * than on the stack, whose size a caller's threads choose): 3 channels x 6 rows of 3000
+ * columns. The 32 KiB stack strip had held rows up to 450 columns; past it, 2 threads, Zen 5, 3 alternated
  * rounds: 3 -> 16 on 512^2 0.91-0.94 -> 0.72-0.73 ms, 3 -> 32 on 1024^2 8.0-8.8 -> 6.3-6.9,
  * 4 -> 64 5x5 on 512^2 10.9-13.6 -> 8.8-10.1. */
 #define WHOLE_STRIP_FLOATS ((int64_t)1 << 16)
-static _Thread_local _Alignas(64) float whole_strip[WHOLE_STRIP_FLOATS];
+
+/* The thread's strip (core/scratch.h), or NULL: the task then does nothing, and the execute
+ * reports it. */
+static float *thread_strip(void) { return fconv_thread_scratch(FCONV_SCRATCH_DIRECT_ROWS, WHOLE_STRIP_FLOATS); }
 
 /* What a thread's strip holds as a ring (filter_row_block): input rows [end - ring, end) of the
  * cg channels from xg, row ih of channel c in slot c * ring + ih % ring (ring: a block's rows
@@ -163,17 +167,17 @@ static void sum_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int6
 }
 
 /* Output row p of channels [k0, k1), columns [q0, q1) next to the padding (stride 1), as
- * sum_columns from a stack strip: the SIMD kernel runs over them as over the interior (a
- * per-output scalar loop over every tap was 20% of a 3 -> 64 channel 224² layer). Strips
- * too wide for the stack (huge dilated kernels) take that loop instead. */
+ * sum_columns from a strip (the thread's scratch): the SIMD kernel runs over them as over the
+ * interior (a per-output scalar loop over every tap was 20% of a 3 -> 64 channel 224² layer).
+ * Strips wider than EDGE_STRIP_FLOATS (huge dilated kernels) take that loop instead. */
 static void edge_columns(const struct conv2d_ctx *ctx, int64_t n, int64_t g, int64_t p, int64_t k0,
                          int64_t k1, int64_t q0, int64_t q1) {
     if (q0 >= q1) return;
     const fconv_conv2d_desc *d = &ctx->plan->conv2d;
     const int64_t width = q1 - q0 + (d->s - 1) * d->dilation_w; /* floats per strip row */
     if (width * ROWS_PER_CALL <= EDGE_STRIP_FLOATS) {
-        float strip[EDGE_STRIP_FLOATS];
-        sum_columns(ctx, n, g, p, k0, k1, q0, q1, strip, width);
+        float *strip = fconv_thread_scratch(FCONV_SCRATCH_EDGE, EDGE_STRIP_FLOATS);
+        if (strip) sum_columns(ctx, n, g, p, k0, k1, q0, q1, strip, width); /* else the execute reports it */
         return;
     }
     const int64_t P = ctx->plan->out_h, Q = ctx->plan->out_w, cg = d->c / d->groups;
@@ -322,6 +326,8 @@ static void filter_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g,
     float *yn = ctx->y + n * d->k * P * Q;
     const int64_t width = strip_width(ctx->plan), top = p0 - d->pad_top;
     const int64_t edge_width = qb - qa + (d->s - 1) * d->dilation_w;
+    float *whole_strip = source == FEW_WHOLE_ROWS ? thread_strip() : NULL;
+    if (source == FEW_WHOLE_ROWS && !whole_strip) return;
     if (source == FEW_EDGE)
         for (int64_t c = 0; c < cg; c++)
             for (int64_t i = 0; i < rows; i++)
@@ -381,6 +387,8 @@ static void whole_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, 
     const int64_t span = whole_rows_span(d, p1 - p0), top = p0 * d->stride_h - d->pad_top;
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * ctx->plan->out_h * Q;
+    float *whole_strip = thread_strip();
+    if (!whole_strip) return;
     /* one copy of each padded row, its taps dilation apart; or S shifted copies of Q columns,
      * tap column b of output column q at q in copy b: the taps a copy apart */
     const int shifted = whole_rows_shifted(ctx->plan, span);
@@ -494,7 +502,9 @@ static void strided_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * P * Q;
     int written[DIRECT_P_BLOCK] = {0}; /* does output row p0 + i hold partial sums yet? */
-    strip_ring.execute = 0;            /* the strip no longer holds a ring */
+    float *whole_strip = thread_strip();
+    if (!whole_strip) return;
+    strip_ring.execute = 0; /* the strip no longer holds a ring */
     for (int64_t c0 = 0; c0 < cg; c0 += chunk) {
         const int64_t c1 = fconv_direct_min(c0 + chunk, cg);
         for (int64_t c = c0; c < c1; c++)
@@ -598,8 +608,8 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
             if (!rows_kernel && qa < qb) sum_columns(ctx, n, g, p, k0, k1, qa, qb, NULL, 0);
             if (rows_kernel && p == p0) {
                 if (qa < qb) filter_row_block(ctx, n, g, p0, p1, k0, k1, qa, qb, FEW_IN_PLACE, NULL);
-                if (edge_block) { /* the strip on the stack only where the edges use it, as edge_columns' */
-                    float strip[EDGE_STRIP_FLOATS];
+                float *strip = edge_block ? fconv_thread_scratch(FCONV_SCRATCH_EDGE, EDGE_STRIP_FLOATS) : NULL;
+                if (strip) { /* (else the execute reports it) */
                     if (qa > 0) filter_row_block(ctx, n, g, p0, p1, k0, k1, 0, qa, FEW_EDGE, strip);
                     if (qb < Q) filter_row_block(ctx, n, g, p0, p1, k0, k1, qb, Q, FEW_EDGE, strip);
                 }
@@ -645,7 +655,7 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
  * Its input rows, zero-padded to W' = Q + (S-1)*dilation columns (padding rows zero too), lie
  * end to end in the thread's strip, so output column q of row p is long-row column p*W' + q
  * and every tap reads the strip at one offset from it; the W' - Q columns between the rows are
- * computed and dropped. The long row accumulates in a thread-local buffer over all (c, r)
+ * computed and dropped. The long row accumulates in the thread's scratch over all (c, r)
  * rows, 64 a call, and is copied into y once, bias and ReLU included. Row by row, a 7-column
  * row was one partial vector per call (8 x 512 x 7^2 -> 512 3x3: 94x the best algorithm), and
  * a 224-column one three calls per 64 (c, r) rows (interior and two edge strips), its partial
@@ -653,7 +663,6 @@ static void conv2d_task(const void *vctx, size_t i, size_t j) {
  */
 #define FLAT_MIN_COLUMNS 192 /* a long row at least this long where the strip allows */
 #define FLAT_OUT_FLOATS 4096 /* the buffer's long row, per channel */
-static _Thread_local _Alignas(64) float flat_out[4 * FLAT_OUT_FLOATS];
 
 int64_t fconv_direct_conv2d_flat_rows(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
@@ -675,6 +684,8 @@ static void flat_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, i
     const int64_t length = (p1 - p0 - 1) * width + Q; /* the long row's columns */
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * P * Q;
+    float *whole_strip = thread_strip(), *flat_out = fconv_thread_scratch(FCONV_SCRATCH_DIRECT_FLAT, 4 * FLAT_OUT_FLOATS);
+    if (!whole_strip || !flat_out) return;
     strip_ring.execute = 0; /* the strip no longer holds a ring */
     for (int64_t c = 0; c < cg; c++)
         for (int64_t i = 0; i < span; i++) {

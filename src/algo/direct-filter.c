@@ -14,6 +14,7 @@
 #include "core/border.h"
 #include "core/dispatch.h"
 #include "core/parallel.h"
+#include "core/scratch.h"
 
 /* Outputs at least this large are written with non-temporal stores (no read-for-ownership
  * of lines nobody reads soon): 4096^2 3x3 measured 5.47 -> 5.24-5.43 ms on 2 threads with the
@@ -76,7 +77,7 @@ static const float *kernel_row(const fconv_filter2d_desc *f, const float *w, int
 #define FILTER_ROWS 4
 #define FILTER_BAND_ROWS 32
 #define FILTER_MIN_KH 3
-/* Floats of the stack strip that edge columns are computed from (32 KiB). */
+/* Floats of the strip (the thread's scratch, 32 KiB) that edge columns are computed from. */
 #define EDGE_STRIP_FLOATS 8192
 
 /* Sample (row, col) of the image seen through the border rule, channel ch. */
@@ -90,10 +91,10 @@ static float border_sample(const struct filter_ctx *ctx, int64_t row, int64_t co
 
 /* Output rows [i0, i0 + nr), columns [j0, j1) where some tap leaves the image (the few
  * next to the borders). The samples they read, through the border rule, are copied into a
- * stack strip that the SIMD kernel runs over as over an interior: a row-loop call per
- * kernel row and side cost more than these outputs (7x7 on 2048^2: 11% of the time), and
- * edge outputs sum in the interior's order. A strip too big for the stack (huge kernels)
- * takes one output at a time instead, taps in the same (a, b) order. */
+ * strip (the thread's scratch) that the SIMD kernel runs over as over an interior: a row-loop
+ * call per kernel row and side cost more than these outputs (7x7 on 2048^2: 11% of the time),
+ * and edge outputs sum in the interior's order. Rows too wide for the strip (huge kernels)
+ * take one output at a time instead, taps in the same (a, b) order. */
 static void edge_columns(const struct filter_ctx *ctx, int64_t i0, int64_t nr, int64_t j0, int64_t j1) {
     if (j0 >= j1 || nr <= 0) return;
     const fconv_plan *plan = ctx->plan;
@@ -110,7 +111,8 @@ static void edge_columns(const struct filter_ctx *ctx, int64_t i0, int64_t nr, i
     const int64_t nin = f->kh + nr - 1;
     ptrdiff_t step = 1;
     if (fit >= 1) {
-        float strip[EDGE_STRIP_FLOATS];
+        float *strip = fconv_thread_scratch(FCONV_SCRATCH_EDGE, EDGE_STRIP_FLOATS);
+        if (!strip) return; /* the execute reports it */
         const float *xs[ROWS_PER_CALL], *ts[ROWS_PER_CALL];
         float *ys[FILTER_BAND_ROWS];
         /* the border rule per row, the columns inside the image as one copy, the others one

@@ -27,6 +27,7 @@
 #include "core/dispatch.h"
 #include "core/internal.h"
 #include "core/parallel.h"
+#include "core/scratch.h"
 
 /* Output rows per task: each channel's input rows are transformed once for all of them
  * ((rows - 1) * stride + (R - 1) * dilation + 1 rows), enough work per task to spread the
@@ -35,10 +36,9 @@
 /* Output channels per task: the transformed rows are shared by them all; beyond 64 the
  * tasks of one image get too few to share out. */
 #define ROWS_K_BLOCK 64
-/* Floats of each thread's strip of transformed rows (256 KiB, in L2), thread-local rather
- * than on the stack, whose size a caller's threads choose. */
+/* Floats of each thread's strip of transformed rows (256 KiB, in L2), the thread's scratch
+ * (core/scratch.h) rather than on the stack, whose size a caller's threads choose. */
 #define ROWS_STRIP_FLOATS ((size_t)1 << 16)
-static _Thread_local _Alignas(64) float rows_strip[ROWS_STRIP_FLOATS];
 
 struct rows_geometry {
     int64_t cg, kg, tiles, padded; /* tiles: ceil(Q / 4); padded: rounded up to 16 */
@@ -138,7 +138,8 @@ struct rows_ctx {
 
 /* Output row p of channels [k0, k1) (the strip's first row: input row top): one product
  * call over the kernel rows whose input row lies inside the image, which are consecutive. */
-static void output_row(const struct rows_ctx *ctx, float *yn, int64_t p, int64_t top, int64_t k0, int64_t k1) {
+static void output_row(const struct rows_ctx *ctx, const float *rows_strip, float *yn, int64_t p, int64_t top,
+                       int64_t k0, int64_t k1) {
     const fconv_plan *plan = ctx->plan;
     const fconv_conv2d_desc *d = &plan->conv2d;
     const struct rows_geometry *g = &ctx->g;
@@ -168,6 +169,8 @@ static void rows_task(const void *vctx, size_t i, size_t j) {
     const int64_t top = p0 * d->stride_h - d->pad_top;
     const float *xg = ctx->x + (n * d->c + grp * g->cg) * d->h * d->w;
     const size_t row_floats = 6 * (size_t)g->padded;
+    float *rows_strip = fconv_thread_scratch(FCONV_SCRATCH_WINO_ROWS, ROWS_STRIP_FLOATS);
+    if (!rows_strip) return; /* the execute reports it */
     /* the block's input rows inside the image, gathered by tiles and transformed */
     for (int64_t c = 0; c < g->cg; c++)
         for (int64_t s = 0; s < g->span; s++) {
@@ -179,7 +182,7 @@ static void rows_task(const void *vctx, size_t i, size_t j) {
             plan->kernels->wino_rows_input(u, (size_t)g->padded, (size_t)g->tiles);
         }
     float *yn = ctx->y + n * d->k * plan->out_h * plan->out_w;
-    for (int64_t p = p0; p < p1; p++) output_row(ctx, yn, p, top, k0, k1);
+    for (int64_t p = p0; p < p1; p++) output_row(ctx, rows_strip, yn, p, top, k0, k1);
     if (ctx->stream) fconv_stream_fence();
 }
 

@@ -1,7 +1,9 @@
 /*
  * parallel.c — every OpenMP pragma of fastconv is in this file. Without OpenMP the same
  * functions run serial loops. Nested calls (a caller's parallel region, or a task that
- * itself calls into fastconv) run serially instead of oversubscribing the cores.
+ * itself calls into fastconv) run serially instead of oversubscribing the cores. Each region
+ * hands its caller's run (fconv_run_begin) to its threads, so a task's failure reaches the
+ * execute whatever thread runs it.
  */
 #include "core/parallel.h"
 
@@ -10,6 +12,24 @@
 #ifdef FCONV_HAVE_OPENMP
 #include <omp.h>
 #endif
+
+/* The run this thread works for (fconv_run_begin here, or handed over for a region). */
+static _Thread_local struct fconv_run *current_run;
+
+void fconv_run_begin(struct fconv_run *run) {
+    atomic_init(&run->failed, 0);
+    run->outer = current_run;
+    current_run = run;
+}
+
+int fconv_run_end(struct fconv_run *run) {
+    current_run = run->outer;
+    return atomic_load_explicit(&run->failed, memory_order_relaxed);
+}
+
+void fconv_run_fail(void) {
+    if (current_run) atomic_store_explicit(&current_run->failed, 1, memory_order_relaxed);
+}
 
 int fconv_parallel_default_threads(void) {
 #ifdef FCONV_HAVE_OPENMP
@@ -40,8 +60,15 @@ void fconv_parallel_1d(int threads, size_t n, fconv_task_1d task, const void *ct
     }
 #ifdef FCONV_HAVE_OPENMP
     long long count = (long long)n;
-#pragma omp parallel for num_threads(t) schedule(static)
-    for (long long i = 0; i < count; i++) task(ctx, (size_t)i);
+    struct fconv_run *run = current_run;
+#pragma omp parallel num_threads(t)
+    {
+        struct fconv_run *own = current_run;
+        current_run = run;
+#pragma omp for schedule(static)
+        for (long long i = 0; i < count; i++) task(ctx, (size_t)i);
+        current_run = own;
+    }
 #endif
 }
 
@@ -70,6 +97,31 @@ static void steal_worker(struct steal_share *shares, size_t count, size_t grain,
 }
 #endif
 
+#ifdef FCONV_HAVE_OPENMP
+/* fconv_parallel_steal on t > 1 threads, a function of its own so that the shares' 16 KiB of
+ * stack are taken only there (a serial call, as in a task or a one-thread plan, runs on the
+ * caller's stack, which a caller's thread may have sized small). */
+static __attribute__((noinline)) void steal_region(int t, size_t n, size_t pieces, size_t grain,
+                                                   fconv_task_range task, const void *ctx) {
+    struct steal_share shares[STEAL_MAX_THREADS];
+    for (int w = 0; w < t; w++) {
+        const size_t begin = (size_t)w * pieces / (size_t)t * grain, end = ((size_t)w + 1) * pieces / (size_t)t * grain;
+        atomic_init(&shares[w].next, begin);
+        shares[w].end = end < n ? end : n;
+    }
+    /* Fewer threads than asked for (OMP_THREAD_LIMIT) leave shares without an owner: the
+     * others take them. */
+    struct fconv_run *run = current_run;
+#pragma omp parallel num_threads(t)
+    {
+        struct fconv_run *own = current_run;
+        current_run = run;
+        steal_worker(shares, (size_t)t, grain, (size_t)omp_get_thread_num(), task, ctx);
+        current_run = own;
+    }
+}
+#endif
+
 void fconv_parallel_steal(int threads, size_t n, size_t grain, fconv_task_range task, const void *ctx) {
     if (grain == 0) grain = 1;
     const size_t pieces = (n + grain - 1) / grain;
@@ -80,16 +132,7 @@ void fconv_parallel_steal(int threads, size_t n, size_t grain, fconv_task_range 
         return;
     }
 #ifdef FCONV_HAVE_OPENMP
-    struct steal_share shares[STEAL_MAX_THREADS];
-    for (int w = 0; w < t; w++) {
-        const size_t begin = (size_t)w * pieces / (size_t)t * grain, end = ((size_t)w + 1) * pieces / (size_t)t * grain;
-        atomic_init(&shares[w].next, begin);
-        shares[w].end = end < n ? end : n;
-    }
-    /* Fewer threads than asked for (OMP_THREAD_LIMIT) leave shares without an owner: the
-     * others take them. */
-#pragma omp parallel num_threads(t)
-    steal_worker(shares, (size_t)t, grain, (size_t)omp_get_thread_num(), task, ctx);
+    steal_region(t, n, pieces, grain, task, ctx);
 #endif
 }
 
@@ -130,7 +173,14 @@ void fconv_parallel_2d(int threads, size_t ni, size_t nj, fconv_task_2d task, co
     }
 #ifdef FCONV_HAVE_OPENMP
     long long count = (long long)n;
-#pragma omp parallel for num_threads(t) schedule(static)
-    for (long long ij = 0; ij < count; ij++) task(ctx, (size_t)ij / nj, (size_t)ij % nj);
+    struct fconv_run *run = current_run;
+#pragma omp parallel num_threads(t)
+    {
+        struct fconv_run *own = current_run;
+        current_run = run;
+#pragma omp for schedule(static)
+        for (long long ij = 0; ij < count; ij++) task(ctx, (size_t)ij / nj, (size_t)ij % nj);
+        current_run = own;
+    }
 #endif
 }

@@ -5,6 +5,7 @@
 #ifndef FCONV_PARALLEL_H
 #define FCONV_PARALLEL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 /* task(ctx, i) for i in [0, n), on up to `threads` threads (1: serial, in the caller).
@@ -35,5 +36,18 @@ void fconv_parallel_2d_steal(int threads, size_t ni, size_t nj, fconv_task_2d ta
 
 /* Threads used for threads == 0 (the OpenMP default; 1 without OpenMP). */
 int fconv_parallel_default_threads(void);
+
+/* A run: one execute's algorithm. A task that cannot do its work (its thread's scratch not
+ * allocated: core/scratch.h) calls fconv_run_fail, and the run that began on the calling
+ * thread (fconv_run_begin, core/plan.c) then ends failed; the functions above hand the run
+ * to every thread of their region. A task outside any run fails silently. */
+struct fconv_run {
+    atomic_int failed;
+    struct fconv_run *outer; /* the run this one interrupted on the thread, or NULL */
+};
+void fconv_run_begin(struct fconv_run *run);
+/* Ends the thread's current run (`run`); nonzero: a task failed. */
+int fconv_run_end(struct fconv_run *run);
+void fconv_run_fail(void);
 
 #endif

@@ -231,7 +231,13 @@ fconv_status fconv_execute_with_workspace(const fconv_plan *plan, const float *x
         if (st != FCONV_OK) return st;                          /* y untouched */
     } else {
         fconv_gpu_timing_clear();
+        struct fconv_run run;
+        fconv_run_begin(&run);
         plan->algo->execute(plan, xa, w, bias, ya, aligned);
+        if (fconv_run_end(&run)) /* a thread's scratch (core/scratch.h) */
+            return fconv_fail(FCONV_ENOMEM, "fconv_execute: cannot allocate a thread's scratch buffers for "
+                                            "algorithm '%s'; y is incomplete",
+                              plan->algo->name);
     }
     if (copies) fconv_layout_to_nhwc(plan, ya, y);
     fconv_clear_error();

@@ -3,11 +3,13 @@
  * FCONV_ENOMEM (with a message) or, where the failing allocation was optional, FCONV_OK —
  * and leaks nothing. Needs tests/unit/fault-malloc.c preloaded (ctest sets LD_PRELOAD);
  * skips otherwise. For each problem and algorithm the whole sequence is run once to count
- * the library's allocations, then once per allocation with that one failing.
+ * the library's allocations, then once per allocation with that one failing, each run on a
+ * thread of its own (its scratch buffers counted too).
  * Allocations made inside FFTW, OpenBLAS and libgomp are not failed (they abort by design).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include "reliability-problems.h"
 
@@ -34,6 +36,38 @@ static fconv_status sequence(const rel_problem *p, const fconv_options *o, rel_b
     return st;
 }
 
+/* sequence() on a thread of its own, so that the thread's scratch buffers (core/scratch.h:
+ * allocated on its first execute, freed when it exits) are made, failed in turn and freed
+ * within each counted run. */
+struct sequence_call {
+    const rel_problem *p;
+    const fconv_options *o;
+    rel_buffers *b;
+    int weights_at_plan;
+    fconv_status st;
+    char error[512]; /* the thread's fconv_last_error */
+};
+
+static void *sequence_thread(void *arg) {
+    struct sequence_call *c = arg;
+    c->st = sequence(c->p, c->o, c->b, c->weights_at_plan);
+    snprintf(c->error, sizeof c->error, "%s", fconv_last_error());
+    return NULL;
+}
+
+static fconv_status sequence_on_a_thread(const rel_problem *p, const fconv_options *o, rel_buffers *b,
+                                         int weights_at_plan, char *error, size_t error_len) {
+    struct sequence_call c = {p, o, b, weights_at_plan, FCONV_EINTERNAL, ""};
+    pthread_t t;
+    if (pthread_create(&t, NULL, sequence_thread, &c) != 0) {
+        snprintf(error, error_len, "pthread_create failed");
+        return FCONV_EINTERNAL;
+    }
+    pthread_join(t, NULL);
+    snprintf(error, error_len, "%s", c.error);
+    return c.st;
+}
+
 static void test_every_allocation_fails_cleanly(void) {
     int runs = 0, algos = 0;
     for (int which = 0; which < 3; which++) {
@@ -58,8 +92,9 @@ static void test_every_allocation_fails_cleanly(void) {
                     for (int64_t i = 0; i < b.wn; i++) b.w[i] = 0.5f; /* a box */
                 /* Count the allocations of a clean run. */
                 long allocs, frees, failed;
+                char error[512];
                 fm_arm(0, &this_module);
-                fconv_status clean = sequence(&p, &o, &b, wplan);
+                fconv_status clean = sequence_on_a_thread(&p, &o, &b, wplan, error, sizeof error);
                 fm_disarm(&allocs, &frees, &failed);
                 if (clean != FCONV_OK) {
                     rel_free(&b);
@@ -70,7 +105,7 @@ static void test_every_allocation_fails_cleanly(void) {
                        fconv_algo_name((fconv_algo)a), allocs - frees, allocs);
                 for (long nth = 1; nth <= allocs; nth++) {
                     fm_arm(nth, &this_module);
-                    fconv_status st = sequence(&p, &o, &b, wplan);
+                    fconv_status st = sequence_on_a_thread(&p, &o, &b, wplan, error, sizeof error);
                     long al, fr, fa;
                     fm_disarm(&al, &fr, &fa);
                     runs++;
@@ -78,8 +113,8 @@ static void test_every_allocation_fails_cleanly(void) {
                     CHECKF(st == FCONV_ENOMEM || st == FCONV_OK,
                            "%s, problem %d, weights %s, allocation %ld/%ld failing: status %d (%s)",
                            fconv_algo_name((fconv_algo)a), which, wplan ? "at plan" : "at execute",
-                           nth, allocs, (int)st, fconv_last_error());
-                    if (st == FCONV_ENOMEM) CHECK(fconv_last_error()[0] != '\0');
+                           nth, allocs, (int)st, error);
+                    if (st == FCONV_ENOMEM) CHECK(error[0] != '\0');
                     CHECKF(al == fr, "%s, allocation %ld/%ld failing: %ld of %ld allocations leaked",
                            fconv_algo_name((fconv_algo)a), nth, allocs, al - fr, al);
                 }

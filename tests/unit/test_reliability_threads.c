@@ -4,7 +4,8 @@
  * the serial results; calls from inside the caller's OpenMP parallel region run serially
  * (no nested team) and do not deadlock; results are bit-identical across runs and across
  * 1, 2, 3, 4 and 8 threads for every algorithm and every kind of problem; the stealing
- * split (fconv_parallel_steal) runs every item once and moves a held-up worker's rest.
+ * split (fconv_parallel_steal) runs every item once and moves a held-up worker's rest; a
+ * thread with a small stack runs every algorithm.
  * FCONV_TEST_PLAN_THREADS=1 (the ThreadSanitizer run: libgomp is not instrumented) keeps
  * every plan serial so only the caller's pthreads run concurrently.
  */
@@ -102,6 +103,50 @@ static void test_one_plan_many_pthreads(void) {
         }
     }
     CHECKF(plans >= 8, "only %d plans exercised", plans);
+}
+
+/* Every algorithm serving each fixed problem and a few-channel layer wide enough for direct's
+ * in-place rows and edge blocks, one thread a plan, executed on a pthread with a 512 KiB
+ * stack: the same bits as on this thread. Static thread-local buffers (1.4 MiB of them until
+ * 2026-11-30, now core/scratch.h) made such a thread fail to start (EINVAL), and 32 KiB
+ * stack strips deepened direct's calls. */
+#define SMALL_STACK_BYTES ((size_t)512 << 10)
+static void test_small_stack_threads(void) {
+    int plans = 0;
+    for (int which = 0; which < 4; which++) {
+        rel_problem p = rel_fixed(which);
+        if (which == 3)
+            p.c2 = (fconv_conv2d_desc){.n = 1, .c = 3, .h = 9, .w = 400, .k = 1, .r = 3, .s = 3, .pad_top = 1,
+                                       .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
+        for (int a = 1; a < FCONV_ALGO_COUNT_; a++) {
+            fconv_options o = {.algo = (fconv_algo)a, .threads = 1};
+            fconv_plan *plan = NULL;
+            if (rel_plan(&p, &o, NULL, NULL, &plan) != FCONV_OK) continue;
+            rel_buffers b;
+            CHECK(rel_alloc(&p, plan, &b) == 0);
+            float *expected = malloc((size_t)b.yn * sizeof *expected);
+            CHECK(expected != NULL);
+            if (fconv_execute(plan, b.x, b.w, b.bias, expected) == FCONV_OK) { /* separable: rank-1 only */
+                plans++;
+                pthread_attr_t attr;
+                pthread_t th;
+                struct worker wk = {plan, &b, expected, 0, 0, 0};
+                CHECK(pthread_attr_init(&attr) == 0);
+                CHECK(pthread_attr_setstacksize(&attr, SMALL_STACK_BYTES) == 0);
+                int started = pthread_create(&th, &attr, worker_main, &wk);
+                CHECKF(started == 0, "%s, problem %d: a thread with a %zu KiB stack did not start (%d)",
+                       fconv_algo_name((fconv_algo)a), which, SMALL_STACK_BYTES >> 10, started);
+                if (started == 0) pthread_join(th, NULL);
+                pthread_attr_destroy(&attr);
+                CHECKF(wk.errors == 0 && wk.mismatches == 0, "%s, problem %d: %d errors, %d mismatches",
+                       fconv_algo_name((fconv_algo)a), which, wk.errors, wk.mismatches);
+            }
+            free(expected);
+            fconv_plan_destroy(plan);
+            rel_free(&b);
+        }
+    }
+    CHECKF(plans >= 10, "only %d plans exercised", plans);
 }
 
 /* Plans made and destroyed concurrently (FFTW's planner is not thread-safe: the library
@@ -302,6 +347,7 @@ int main(void) {
     test_init();
     TEST(test_one_plan_many_pthreads);
     TEST(test_concurrent_planning);
+    TEST(test_small_stack_threads);
 #ifdef _OPENMP
     if (!getenv("FCONV_TEST_PLAN_THREADS")) TEST(test_inside_caller_openmp_region);
 #endif

@@ -25,6 +25,7 @@
 #include "core/dispatch.h"
 #include "core/internal.h"
 #include "core/parallel.h"
+#include "core/scratch.h"
 #include "kernels/gemm/gemm.h"
 
 /* KC x NC of B (512 KiB) sits in L2 and a KC x NR sliver (16 KiB on AVX2) in L1; MC x KC of A
@@ -59,9 +60,6 @@
  * 1.056-1.093x in three sittings, 8 x 64 x 56^2 -> 64 1.06-1.11x; 64 -> 256 0.996-1.016x; one
  * thread 0.99. */
 #define B_IN_PLACE_DEPTH 64
-
-static _Thread_local _Alignas(64) float pack_a[MC * KC_MAX];
-static _Thread_local _Alignas(64) float pack_b[NC * KC_MAX];
 
 struct packed_ctx {
     const struct fconv_kernels *kern;
@@ -106,9 +104,9 @@ static void pack_a_block(const struct packed_ctx *g, size_t i0, size_t rows, siz
     }
 }
 
-/* B k [p0, p0+kc) x columns [j0, j0+cols) into NR-column slivers, k-major, zero past `cols`:
- * untransposed, by the ISA's packing kernel; transposed, a sliver at a time. */
-static void pack_b_block(const struct packed_ctx *g, size_t p0, size_t kc, size_t j0, size_t cols) {
+/* B k [p0, p0+kc) x columns [j0, j0+cols) into NR-column slivers at pack_b, k-major, zero past
+ * `cols`: untransposed, by the ISA's packing kernel; transposed, a sliver at a time. */
+static void pack_b_block(const struct packed_ctx *g, size_t p0, size_t kc, size_t j0, size_t cols, float *pack_b) {
     const size_t nr = g->kern->gemm_nr;
     if (!g->trans_b) {
         g->kern->gemm_pack_b(kc, cols, g->b + p0 * g->ldb + j0, g->ldb, pack_b);
@@ -213,6 +211,11 @@ static void packed_job(const void *vctx, size_t job) {
      * k step p0 start at p0 * padded_rows, as in one block per step. */
     const size_t padded_rows = (job_rows + mr - 1) / mr * mr;
     const int a_whole = !g->a_packed && chunks > 1 && padded_rows * g->k <= MC * KC_MAX;
+    /* the thread's packing buffers (A's only where A comes unpacked); without them, nothing
+     * (the execute reports it: core/scratch.h) */
+    float *pack_a = g->a_packed ? NULL : fconv_thread_scratch(FCONV_SCRATCH_GEMM_A, MC * KC_MAX);
+    float *pack_b = fconv_thread_scratch(FCONV_SCRATCH_GEMM_B, NC * KC_MAX);
+    if ((!g->a_packed && !pack_a) || !pack_b) return;
     for (size_t p0 = 0; a_whole && p0 < g->k; p0 += g->kc) {
         const size_t kc = g->k - p0 < g->kc ? g->k - p0 : g->kc;
         pack_a_block(g, i_begin, job_rows, p0, kc, pack_a + p0 * padded_rows);
@@ -233,15 +236,16 @@ static void packed_job(const void *vctx, size_t job) {
              * 1x1 on 56^2 1.04-1.05x (batch 8 1.03-1.08x), 64 x 56^2 and 128 x 28^2 3x3
              * 1.03-1.04x; several row blocks (64 -> 256) as before. */
             const int pack_later = !g->trans_b, sliver_buffer = pack_later && row_blocks == 1;
-            if (!pack_later) pack_b_block(g, p0, kc, j0 + jc, cols);
+            if (!pack_later) pack_b_block(g, p0, kc, j0 + jc, cols, pack_b);
             for (size_t i0 = i_begin; i0 < i_begin + job_rows; i0 += mc) {
                 const size_t rows = i_begin + job_rows - i0 < mc ? i_begin + job_rows - i0 : mc;
-                const float *a_block = pack_a + p0 * padded_rows + (i0 - i_begin) * kc;
+                const float *a_block = pack_a;
                 if (g->a_packed) {
                     a_block = g->a_packed + p0 * ((g->m + mr - 1) / mr * mr) + i0 * kc;
-                } else if (!a_whole) {
+                } else if (a_whole) {
+                    a_block = pack_a + p0 * padded_rows + (i0 - i_begin) * kc;
+                } else {
                     pack_a_block(g, i0, rows, p0, kc, pack_a);
-                    a_block = pack_a;
                 }
                 /* the epilogue with the last k step, as the micro-kernel stores its tiles */
                 const int last = p0 + kc >= g->k, relu = last && g->relu;
