@@ -65,7 +65,7 @@ void fconv_parallel_1d(int threads, size_t n, fconv_task_1d task, const void *ct
     {
         struct fconv_run *own = current_run;
         current_run = run;
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait /* the region ends with a barrier */
         for (long long i = 0; i < count; i++) task(ctx, (size_t)i);
         current_run = own;
     }
@@ -178,7 +178,7 @@ void fconv_parallel_2d(int threads, size_t ni, size_t nj, fconv_task_2d task, co
     {
         struct fconv_run *own = current_run;
         current_run = run;
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait /* the region ends with a barrier */
         for (long long ij = 0; ij < count; ij++) task(ctx, (size_t)ij / nj, (size_t)ij % nj);
         current_run = own;
     }
