@@ -81,9 +81,9 @@ struct conv2d_ctx {
 
 /* Floats of each thread's strip for whole rows (256 KiB, in L2; the thread's scratch rather
  * than on the stack, whose size a caller's threads choose): 3 channels x 6 rows of 3000
- * columns. The 32 KiB stack strip had held rows up to 450 columns; past it, 2 threads, Zen 5, 3 alternated
- * rounds: 3 -> 16 on 512^2 0.91-0.94 -> 0.72-0.73 ms, 3 -> 32 on 1024^2 8.0-8.8 -> 6.3-6.9,
- * 4 -> 64 5x5 on 512^2 10.9-13.6 -> 8.8-10.1. */
+ * columns. The 32 KiB stack strip had held rows up to 450 columns; past it, 2 threads, Zen 5,
+ * 3 alternated rounds: 3 -> 16 on 512^2 0.91-0.94 -> 0.72-0.73 ms, 3 -> 32 on 1024^2 8.0-8.8
+ * -> 6.3-6.9, 4 -> 64 5x5 on 512^2 10.9-13.6 -> 8.8-10.1. */
 #define WHOLE_STRIP_FLOATS ((int64_t)1 << 16)
 
 /* The thread's strip (core/scratch.h), or NULL: the task then does nothing, and the execute
@@ -684,7 +684,8 @@ static void flat_row_block(const struct conv2d_ctx *ctx, int64_t n, int64_t g, i
     const int64_t length = (p1 - p0 - 1) * width + Q; /* the long row's columns */
     const float *xg = ctx->x + (n * d->c + g * cg) * d->h * d->w;
     float *yn = ctx->y + n * d->k * P * Q;
-    float *whole_strip = thread_strip(), *flat_out = fconv_thread_scratch(FCONV_SCRATCH_DIRECT_FLAT, 4 * FLAT_OUT_FLOATS);
+    float *whole_strip = thread_strip();
+    float *flat_out = fconv_thread_scratch(FCONV_SCRATCH_DIRECT_FLAT, 4 * FLAT_OUT_FLOATS);
     if (!whole_strip || !flat_out) return;
     strip_ring.execute = 0; /* the strip no longer holds a ring */
     for (int64_t c = 0; c < cg; c++)
