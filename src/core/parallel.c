@@ -31,6 +31,16 @@ void fconv_run_fail(void) {
     if (current_run) atomic_store_explicit(&current_run->failed, 1, memory_order_relaxed);
 }
 
+#ifdef FCONV_HAVE_OPENMP
+/* Makes `run` this thread's current run (a region's threads take their caller's) and returns
+ * the one it replaces, which the thread takes back when the region's work is done. */
+static struct fconv_run *hand_run(struct fconv_run *run) {
+    struct fconv_run *own = current_run;
+    current_run = run;
+    return own;
+}
+#endif
+
 int fconv_parallel_default_threads(void) {
 #ifdef FCONV_HAVE_OPENMP
     int n = omp_get_max_threads();
@@ -63,11 +73,10 @@ void fconv_parallel_1d(int threads, size_t n, fconv_task_1d task, const void *ct
     struct fconv_run *run = current_run;
 #pragma omp parallel num_threads(t)
     {
-        struct fconv_run *own = current_run;
-        current_run = run;
+        struct fconv_run *own = hand_run(run);
 #pragma omp for schedule(static) nowait /* the region ends with a barrier */
         for (long long i = 0; i < count; i++) task(ctx, (size_t)i);
-        current_run = own;
+        hand_run(own);
     }
 #endif
 }
@@ -114,10 +123,9 @@ static __attribute__((noinline)) void steal_region(int t, size_t n, size_t piece
     struct fconv_run *run = current_run;
 #pragma omp parallel num_threads(t)
     {
-        struct fconv_run *own = current_run;
-        current_run = run;
+        struct fconv_run *own = hand_run(run);
         steal_worker(shares, (size_t)t, grain, (size_t)omp_get_thread_num(), task, ctx);
-        current_run = own;
+        hand_run(own);
     }
 }
 #endif
@@ -176,11 +184,10 @@ void fconv_parallel_2d(int threads, size_t ni, size_t nj, fconv_task_2d task, co
     struct fconv_run *run = current_run;
 #pragma omp parallel num_threads(t)
     {
-        struct fconv_run *own = current_run;
-        current_run = run;
+        struct fconv_run *own = hand_run(run);
 #pragma omp for schedule(static) nowait /* the region ends with a barrier */
         for (long long ij = 0; ij < count; ij++) task(ctx, (size_t)ij / nj, (size_t)ij % nj);
-        current_run = own;
+        hand_run(own);
     }
 #endif
 }
