@@ -9,7 +9,12 @@ cupy.convolve for 1D). Peers are timed on device-resident data with CUDA events 
 --reps after a warm-up), so they compare with fastconv's kernel time.
 
   python3 bench/gpu_compare.py --cli build/fastconv [--reps 10] [--group G ...]
+         [--algo LIST] [--baseline-cli OLD/fastconv --baseline-algo LIST]
          [--json-out F] [--md-out F]
+
+--algo limits fastconv's algorithms (a comma list, each timed on its own, those that
+decline a shape left out; default all; AUTO is always added); --baseline-cli also times another build (an earlier commit, say)
+in the same run, its rows under "baseline" in the JSON.
 
 Peers that are not installed are reported as such; nothing is downloaded.
 """
@@ -21,8 +26,19 @@ import subprocess
 import sys
 
 
-def fastconv_rows(cli, device, reps, args):
-    out = subprocess.run([cli, "bench", *args, "--device", device, "--algo", "all", "--reps",
+def fastconv_rows(cli, device, reps, args, algo="all"):
+    """Rows of `fastconv bench --json`: of every algorithm with "all", else of each listed one
+    timed on its own, those that decline the shape left out."""
+    if algo != "all" and "," in algo:
+        rows, failed = [], None
+        for name in algo.split(","):
+            r = fastconv_rows(cli, device, reps, args, name)
+            if isinstance(r, list):
+                rows += r
+            elif not ("needs" in r["failed"] or "does not serve" in r["failed"]):
+                failed = r
+        return rows if rows else (failed or {"failed": "every algorithm declined"})
+    out = subprocess.run([cli, "bench", *args, "--device", device, "--algo", algo, "--reps",
                           str(reps), "--json"], capture_output=True, text=True)
     if out.returncode != 0:
         return {"failed": out.stderr.strip()}
@@ -111,6 +127,9 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--group", action="append", help="only these suite groups (repeatable)")
+    ap.add_argument("--algo", default="all", help="fastconv algorithms (comma list; AUTO is added)")
+    ap.add_argument("--baseline-cli", help="another fastconv build to time in the same run")
+    ap.add_argument("--baseline-algo", default="auto", help="its algorithms (comma list)")
     ap.add_argument("--json-out", help="write every row here")
     ap.add_argument("--md-out", help="write the markdown table here")
     a = ap.parse_args()
@@ -129,12 +148,17 @@ def main():
         args = shlex.split(cmd)
         kind, opts = parse(args)
         print(f"[{len(results) + 1}] {group} {cmd}", file=sys.stderr, flush=True)
-        rows = fastconv_rows(a.cli, a.device, a.reps, args)
+        algo = a.algo if a.algo == "all" or "auto" in a.algo.split(",") else a.algo + ",auto"
+        rows = fastconv_rows(a.cli, a.device, a.reps, args, algo)
+        base = (fastconv_rows(a.baseline_cli, a.device, a.reps, args, a.baseline_algo)
+                if a.baseline_cli else None)
         try:
             peer = peers(kind, opts, a.reps) if have_torch else {"torch": "no CUDA torch"}
         except Exception as e:  # a peer that fails must not stop the run
             peer = {"error": f"{type(e).__name__}: {e}"}
         results.append({"group": group, "args": cmd, "fastconv": rows, "peers": peer})
+        if base is not None:
+            results[-1]["baseline"] = base
         if a.json_out:  # after every shape: a run cut short keeps what it measured
             with open(a.json_out, "w") as f:
                 json.dump(results, f, indent=1)

@@ -114,13 +114,19 @@ static double cost_gemm(const fconv_plan *p) {
     return 17.4e-6 + gemm_waves(p) * conv2d_depth(&p->conv2d) * 0.248e-6;
 }
 
-/* gpu-im2col-gemm: the same waves at the cheaper step, plus writing and reading the column
- * buffer. */
+/* gpu-im2col-gemm (fconv_gpu_gemm_geometry_of): blocks of 64 threads (185 registers: 5
+ * resident per SM) each stepping through its split's depth, plus writing and reading the
+ * column buffer (none for a 1x1 stride-1 layer) and split-K's partial sums. */
 static double cost_im2col(const fconv_plan *p) {
+    fconv_gpu_gemm_geometry g = fconv_gpu_gemm_geometry_of(p, (int64_t)GPU_SM_COUNT);
     const fconv_conv2d_desc *d = &p->conv2d;
-    double cols = conv2d_depth(d) * (double)d->groups * (double)d->n * (double)p->out_h *
-                  (double)p->out_w;
-    return 21.4e-6 + gemm_waves(p) * conv2d_depth(d) * 0.0678e-6 + cols * 0.0219e-9;
+    double tiles = ceil((double)g.nc / FCONV_GPU_GEMM_TILE) *
+                   ceil((double)(d->k / d->groups) / FCONV_GPU_GEMM_TILE) * (double)d->groups;
+    double cols = g.direct ? 0.0 : (double)g.kd * (double)d->groups * (double)g.nc;
+    double part = g.splits > 1 ? (double)g.splits * (double)d->k * (double)g.nc : 0.0;
+    return 12e-6 + (g.direct ? 0.0 : 9e-6) + (g.splits > 1 ? 6e-6 : 0.0) +
+           waves(tiles * (double)g.splits, 5.0) * (double)g.kchunk * 0.19e-6 +
+           cols * 0.005e-9 + part * 0.006e-9;
 }
 
 /* gpu-winograd-2x2: a block makes 2 x 16 tiles x 16 output channels, looping over the input
@@ -188,5 +194,6 @@ const struct fconv_algorithm fconv_algorithm_gpu_winograd_2x2 = GPU_ENTRY_EX(
     FCONV_SERVES_CONV2D, cost_winograd, supports_winograd, 1e-6);
 const struct fconv_algorithm fconv_algorithm_gpu_im2col_gemm = GPU_ENTRY(
     FCONV_ALGO_GPU_IM2COL_GEMM, "gpu-im2col-gemm",
-    "GPU: im2col into a plan-time device buffer + tiled GEMM (64x64 tiles, 4x4 per thread)",
+    "GPU: im2col into a plan-time device buffer (none for 1x1 stride 1) + tiled GEMM (64x64 "
+    "tiles, 8x8 per thread, split-K where tiles are few)",
     FCONV_SERVES_CONV2D, cost_im2col);

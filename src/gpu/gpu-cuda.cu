@@ -89,6 +89,7 @@ static void open_device(void) {
     g->limits.local_mem_bytes = p.sharedMemPerBlock;
     g->limits.max_group_size = (size_t)p.maxThreadsPerBlock;
     for (int d = 0; d < 3; d++) g->limits.max_groups[d] = p.maxGridSize[d];
+    g->limits.compute_units = p.multiProcessorCount > 0 ? p.multiProcessorCount : 1;
     pthread_mutex_init(&g->mutex, NULL);
     open_status = FCONV_OK;
 }

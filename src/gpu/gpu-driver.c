@@ -39,7 +39,7 @@ fconv_status fconv_gpu_prepare(fconv_plan *plan) {
     if (st == FCONV_OK && plan->bias)
         st = upload_new(s->ops, s->gpu, plan->bias, bias_elems(plan), &s->bias, NULL);
     if (st == FCONV_OK && plan->kind == FCONV_KIND_CONV2D) {
-        fconv_gpu_io io = {s->ops, s->gpu, {0, 0, {0, 0, 0}}, NULL, s->w, s->bias, NULL, NULL,
+        fconv_gpu_io io = {s->ops, s->gpu, {0, 0, {0, 0, 0}, 1}, NULL, s->w, s->bias, NULL, NULL,
                            NULL, 0};
         s->ops->limits(s->gpu, &io.limits);
         st = fconv_gpu_conv2d_prepare(plan, &io, &s->work, &s->work_ready);
@@ -67,7 +67,7 @@ fconv_status fconv_gpu_execute(const fconv_plan *plan, const float *x, const flo
                                const float *bias, float *y, fconv_gpu_run_fn run) {
     const struct gpu_state *s = plan->algo_state;
     fconv_gpu_timing timing = {0.0, 0.0};
-    fconv_gpu_io io = {s->ops, s->gpu, {0, 0, {0, 0, 0}}, NULL, NULL, NULL, NULL, &timing,
+    fconv_gpu_io io = {s->ops, s->gpu, {0, 0, {0, 0, 0}, 1}, NULL, NULL, NULL, NULL, &timing,
                        s->work, 0};
     s->ops->limits(s->gpu, &io.limits);
     fconv_gpu_buf *own_w = NULL, *own_bias = NULL;

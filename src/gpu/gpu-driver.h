@@ -36,6 +36,26 @@ void fconv_gpu_release(fconv_plan *plan);
 fconv_status fconv_gpu_conv2d_prepare(const fconv_plan *plan, const fconv_gpu_io *io,
                                       fconv_gpu_buf **work, int *ready);
 
+/* How gpu-im2col-gemm walks a problem on a device of `compute_units` (gpu-conv2d.c; AUTO's
+ * cost model asks too). A 1x1 stride-1 unpadded convolution needs no columns: the GEMM
+ * reads x as it lies (rows PQ apart, images C PQ apart). Split-K cuts the depth into
+ * ranges when a chunk's 64 x 64 tiles give fewer than 2 blocks per compute unit (a block is
+ * 2 warps: 2 blocks just give a multiprocessor's 4 schedulers one warp each), aiming at 4
+ * blocks per unit and keeping at least 8 steps of 16 per range (H200: 8 x 256 x 56^2 -> 64
+ * 1x1, 392 tiles, ran 0.060 ms whole and 0.092 ms in 2 ranges; 512 x 7^2 3x3, 8 tiles,
+ * 0.345 ms whole and 0.051 ms in 36 ranges). */
+#define FCONV_GPU_GEMM_TILE 64
+#define FCONV_GPU_GEMM_STEP 16
+typedef struct fconv_gpu_gemm_geometry {
+    int64_t kd, nc;          /* GEMM depth Cg R S, columns N P Q */
+    int64_t gchunk, ncc;     /* groups and columns per pass */
+    int direct;              /* B is x itself: no column buffer, no im2col launch */
+    int64_t splits, kchunk;  /* depth ranges per output tile and the depth of each */
+    int64_t cols_floats;     /* the plan's device buffer: columns, then */
+    int64_t part_floats;     /* split-K's partial sums */
+} fconv_gpu_gemm_geometry;
+fconv_gpu_gemm_geometry fconv_gpu_gemm_geometry_of(const fconv_plan *plan, int64_t compute_units);
+
 /* The execute skeleton: host pointers in and out, run() launches the kernels. */
 fconv_status fconv_gpu_execute(const fconv_plan *plan, const float *x, const float *w,
                                const float *bias, float *y, fconv_gpu_run_fn run);

@@ -549,68 +549,168 @@ KERNEL void conv2d_winograd_2x2(GLOBAL const float *RESTRICT x, GLOBAL const flo
 /* ---- conv2d: im2col into a device buffer + tiled GEMM (gpu-im2col-gemm) -----------------
  * The buffer holds gcount groups x KD rows (kd = (c, r, s)) x ncc columns (n = n0 + nn,
  * n = (b, p, q)); the host sizes it at plan time and walks the groups and columns in
- * chunks of that size. One thread per element, consecutive threads consecutive columns. */
+ * chunks of that size. One thread per column (its divisions done once) walks `rows`
+ * consecutive rows with counters for (c, r, s): a thread per element spent six 64-bit
+ * divisions on each. Grid: x over columns (consecutive threads write consecutive columns),
+ * y over blocks of rows x groups of the chunk. */
 KERNEL void conv2d_im2col(GLOBAL const float *RESTRICT x, GLOBAL float *RESTRICT cols, i64 C,
                           i64 H, i64 W, i64 R, i64 S, i64 P, i64 Q, i64 sh, i64 sw, i64 pt,
-                          i64 pl, i64 dh, i64 dw, i64 G, i64 g0, i64 gcount, i64 n0, i64 ncc) {
+                          i64 pl, i64 dh, i64 dw, i64 G, i64 g0, i64 gcount, i64 n0, i64 ncc,
+                          i64 rows) {
     i64 T = LSIZE(0), Cg = C / G, RS = R * S, KD = Cg * RS, PQ = P * Q;
-    i64 total = gcount * KD * ncc;
-    for (i64 g = GROUP(0); g * T < total; g += NGROUPS(0)) {
-        i64 e = g * T + LID(0);
-        if (e >= total) continue;
-        i64 nn = e % ncc, kd = (e / ncc) % KD, gl = e / (ncc * KD);
-        i64 nidx = n0 + nn, b = nidx / PQ, pq = nidx - b * PQ, p = pq / Q, q = pq - p * Q;
-        i64 c = kd / RS, rs = kd - c * RS, r = rs / S, s = rs - r * S;
-        i64 hi = p * sh - pt + r * dh, wi = q * sw - pl + s * dw;
-        float v = 0.0f;
-        if (hi >= 0 && hi < H && wi >= 0 && wi < W)
-            v = x[((b * C + (g0 + gl) * Cg + c) * H + hi) * W + wi];
-        cols[e] = v;
+    i64 rblocks = (KD + rows - 1) / rows;
+    for (i64 gy = GROUP(1); gy < gcount * rblocks; gy += NGROUPS(1))
+        for (i64 gx = GROUP(0); gx * T < ncc; gx += NGROUPS(0)) {
+            i64 nn = gx * T + LID(0);
+            if (nn >= ncc) continue;
+            i64 gl = gy / rblocks, kd0 = (gy - gl * rblocks) * rows;
+            i64 kd1 = KD < kd0 + rows ? KD : kd0 + rows;
+            i64 nidx = n0 + nn, b = nidx / PQ, pq = nidx - b * PQ, p = pq / Q, q = pq - p * Q;
+            i64 c = kd0 / RS, rs = kd0 - c * RS, r = rs / S, s = rs - r * S;
+            i64 h0 = p * sh - pt, w0 = q * sw - pl;
+            GLOBAL const float *xg = x + (b * C + (g0 + gl) * Cg) * H * W;
+            GLOBAL float *out = cols + (gl * KD + kd0) * ncc + nn;
+            for (i64 kd = kd0; kd < kd1; kd++, out += ncc) {
+                i64 hi = h0 + r * dh, wi = w0 + s * dw;
+                *out = (hi >= 0 && hi < H && wi >= 0 && wi < W) ? xg[(c * H + hi) * W + wi] : 0.0f;
+                if (++s == S) {
+                    s = 0;
+                    if (++r == R) {
+                        r = 0;
+                        c++;
+                    }
+                }
+            }
+        }
+}
+
+/* gpu-im2col-gemm's GEMM, per group of the chunk: Y[m][n] = sum_kd W[m][kd] B[kd][n], where
+ * B is the column buffer, or x itself for a 1x1 stride-1 unpadded convolution (B[c][n] =
+ * x[b][c][pq] for n = (b, pq): rows PQ apart, images C PQ apart). Element (kd, n) of B lies at
+ * b_base + kd ldb + ((b_col0 + n) / b_cols) b_imgstride + (b_col0 + n) % b_cols, b_base being
+ * b_off + (group of the chunk) b_gstride.
+ *
+ * 64 x 64 block tiles of 64 threads, each an 8 x 8 register tile at rows 4 ty + i and
+ * 32 + 4 ty + i, columns 4 tx + j and 32 + 4 tx + j: a k step reads four 16-byte words of
+ * shared memory for 64 multiply-adds (the 4 x 4 tile of 256 threads read 8 floats for 16,
+ * so shared-memory issue bounded it), and a warp's reads are 4 or 8 distinct words. K goes
+ * in steps of 16; each thread loads the next step into registers while it multiplies the
+ * current one. Loads are coalesced: W's tile as 16 consecutive kd x 2 rows per warp (each
+ * thread at depth a_kk of rows a_m + 4 l), B's as one column per thread (its offset computed
+ * once per tile). As is W's tile transposed, rows 68 floats apart (16-byte aligned; a warp's
+ * stores, 16 kd x 2 rows, meet at most 2 to a bank); Bs rows are 64 consecutive columns.
+ *
+ * Split-K: where the chunk's tiles are too few to fill the device, the depth is cut into
+ * `splits` ranges of kchunk (grid z = split x group); each writes its raw sums to
+ * part[part_off + ((split gcount + gl) Kg + m) ncc + n] and conv2d_gemm_reduce adds them in
+ * split order (deterministic), then bias and ReLU. With one split the epilogue does that. */
+#define GM_BM 64
+#define GM_BN 64
+#define GM_BK 16
+#define GM_AS (GM_BM + 4)
+
+/* The next K step into registers: rows a_m + 4 l (< mrows) of W at depth k0 + a_kk, and
+ * the thread's column of B (valid when b_valid) at depths k0 .. k0 + 15; zeros past kend.
+ * Both walk a pointer, so the addresses cost two registers, not one per load. */
+DEVICE_FN void gm_load_step(float ra[16], float rb[16], GLOBAL const float *RESTRICT a_row,
+                            i64 KD, i64 mrows, int a_m, int a_kk, GLOBAL const float *RESTRICT b_col,
+                            i64 ldb, int b_valid, i64 k0, i64 kend) {
+    GLOBAL const float *a = a_row + k0, *b = b_col + k0 * ldb;
+    /* The rows of this thread that exist (a_m + 4 l < mrows), counted in 32 bits: 64-bit
+     * compares per load cost ~70 registers. */
+    int a_ok = k0 + a_kk < kend, na = mrows >= 64 ? 16 : (int)((mrows - a_m + 3) / 4);
+    UNROLL for (int l = 0; l < 16; l++, a += 4 * KD, b += ldb) {
+        ra[l] = (a_ok && l < na) ? *a : 0.0f;
+        rb[l] = (b_valid && k0 + l < kend) ? *b : 0.0f;
     }
 }
 
-/* Per group of the chunk: Y[m][n] = sum_kd W[m][kd] cols[kd][n], then bias and ReLU into y.
- * 64 x 64 block tiles of 16 x 16 threads, a 4 x 4 register tile per thread at rows
- * ty + 16 i, columns tx + 16 j; K in steps of 16 through shared memory. As is W's tile
- * transposed, rows padded to 66 floats: a warp stores 16 kk x 2 m, at banks 2 kk + m, all
- * 32 distinct (65 would give 2-way conflicts); reads are broadcasts. Bs rows are 64
- * consecutive columns: conflict-free stores and reads. */
-#define GM_BK 16
-#define GM_AS (64 + 2)
-KERNEL void conv2d_gemm_cols(GLOBAL const float *RESTRICT cols, GLOBAL const float *RESTRICT w,
-                             GLOBAL const float *RESTRICT bias, GLOBAL float *RESTRICT y, i64 K,
-                             i64 KD, i64 PQ, i64 G, i64 g0, i64 gcount, i64 n0, i64 ncc,
-                             i64 relu) {
-    SHARED_ARRAY(float, As, GM_BK * GM_AS);
-    SHARED_ARRAY(float, Bs, GM_BK * 64);
+KERNEL void conv2d_gemm_cols(GLOBAL const float *RESTRICT bsrc, GLOBAL const float *RESTRICT w,
+                             GLOBAL const float *RESTRICT bias, GLOBAL float *RESTRICT y,
+                             GLOBAL float *RESTRICT part, i64 part_off, i64 K, i64 KD, i64 PQ,
+                             i64 G, i64 g0, i64 gcount, i64 n0, i64 ncc, i64 b_off,
+                             i64 b_gstride, i64 ldb, i64 b_col0, i64 b_cols, i64 b_imgstride,
+                             i64 splits, i64 kchunk, i64 relu) {
+    /* float4 arrays: 16-byte aligned, read a word at a time, written a float at a time. */
+    SHARED_ARRAY(float4, As4, GM_BK * GM_AS / 4);
+    SHARED_ARRAY(float4, Bs4, GM_BK * GM_BN / 4);
+    SHARED_PTR float *As = (SHARED_PTR float *)As4;
+    SHARED_PTR float *Bs = (SHARED_PTR float *)Bs4;
     i64 Kg = K / G;
-    i64 tx = LID(0), ty = LID(1), tid = ty * 16 + tx;
-    for (i64 gl = GROUP(2); gl < gcount; gl += NGROUPS(2))
-        for (i64 gm = GROUP(1); gm * 64 < Kg; gm += NGROUPS(1))
-            for (i64 gn = GROUP(0); gn * 64 < ncc; gn += NGROUPS(0)) {
-                i64 grp = g0 + gl, m0 = gm * 64, nb = gn * 64;
-                GLOBAL const float *B = cols + gl * KD * ncc;
-                float acc[4][4];
-                for (int i = 0; i < 4; i++)
-                    for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;
-                for (i64 k0 = 0; k0 < KD; k0 += GM_BK) {
-                    for (int l = 0; l < 4; l++) { /* A: 64 x 16 weights, kd fastest */
-                        i64 e = tid + 256 * l, kk = e % GM_BK, mm = e / GM_BK;
-                        i64 m = m0 + mm, kd = k0 + kk;
-                        As[kk * GM_AS + mm] =
-                            (m < Kg && kd < KD) ? w[(grp * Kg + m) * KD + kd] : 0.0f;
-                    }
-                    for (int l = 0; l < 4; l++) { /* B: 16 x 64 columns, n fastest */
-                        i64 e = tid + 256 * l, nn = e % 64, kk = e / 64;
-                        i64 nidx = nb + nn, kd = k0 + kk;
-                        Bs[kk * 64 + nn] = (nidx < ncc && kd < KD) ? B[kd * ncc + nidx] : 0.0f;
+    int t = (int)LID(0), tx = t % 8, ty = t / 8, a_kk = t % 16, a_m = t / 16;
+    for (i64 z = GROUP(2); z < gcount * splits; z += NGROUPS(2))
+        for (i64 gm = GROUP(1); gm * GM_BM < Kg; gm += NGROUPS(1))
+            for (i64 gn = GROUP(0); gn * GM_BN < ncc; gn += NGROUPS(0)) {
+                i64 gl = z % gcount, split = z / gcount, grp = g0 + gl;
+                i64 m0 = gm * GM_BM, nb = gn * GM_BN, mrows = Kg - m0;
+                i64 kbeg = split * kchunk, kend = KD < kbeg + kchunk ? KD : kbeg + kchunk;
+                GLOBAL const float *a_row = w + (grp * Kg + m0 + a_m) * KD + a_kk;
+                i64 cn = b_col0 + nb + t;
+                int b_valid = nb + t < ncc;
+                GLOBAL const float *b_col =
+                    bsrc + b_off + gl * b_gstride + (cn / b_cols) * b_imgstride + cn % b_cols;
+                float acc[8][8], ra[16], rb[16];
+                UNROLL for (int i = 0; i < 8; i++)
+                    UNROLL for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
+                gm_load_step(ra, rb, a_row, KD, mrows, a_m, a_kk, b_col, ldb, b_valid, kbeg, kend);
+                for (i64 k0 = kbeg; k0 < kend; k0 += GM_BK) {
+                    UNROLL for (int l = 0; l < 16; l++) {
+                        As[a_kk * GM_AS + a_m + 4 * l] = ra[l];
+                        Bs[l * GM_BN + t] = rb[l];
                     }
                     BARRIER();
-                    fc_tile_madd(acc, As, GM_AS, Bs, GM_BK, tx, ty);
+                    if (k0 + GM_BK < kend)
+                        gm_load_step(ra, rb, a_row, KD, mrows, a_m, a_kk, b_col, ldb, b_valid,
+                                     k0 + GM_BK, kend);
+                    UNROLL for (int kk = 0; kk < GM_BK; kk++) {
+                        float4 a0 = As4[kk * (GM_AS / 4) + ty], a1 = As4[kk * (GM_AS / 4) + 8 + ty];
+                        float4 b0 = Bs4[kk * (GM_BN / 4) + tx], b1 = Bs4[kk * (GM_BN / 4) + 8 + tx];
+                        float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+                        float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+                        UNROLL for (int i = 0; i < 8; i++)
+                            UNROLL for (int j = 0; j < 8; j++) acc[i][j] += a[i] * b[j];
+                    }
                     BARRIER();
                 }
-                fc_tile_store(acc, y, bias, relu, grp * Kg, Kg, K, PQ, m0, nb, ncc, n0, tx, ty);
+                /* Column by column: one division for the column's image and position. */
+                UNROLL for (int j = 0; j < 8; j++) {
+                    i64 nn = nb + (j < 4 ? 4 * tx + j : 32 + 4 * tx + j - 4);
+                    i64 nidx = n0 + nn, b = nidx / PQ;
+                    GLOBAL float *out = splits > 1
+                        ? part + part_off + (split * gcount + gl) * Kg * ncc + nn
+                        : y + b * K * PQ + (nidx - b * PQ) + grp * Kg * PQ;
+                    i64 rstride = splits > 1 ? ncc : PQ;
+                    UNROLL for (int i = 0; i < 8; i++) {
+                        i64 m = m0 + (i < 4 ? 4 * ty + i : 32 + 4 * ty + i - 4);
+                        float v = acc[i][j];
+                        if (m >= Kg || nn >= ncc) continue;
+                        if (splits == 1) {
+                            if (bias) v += bias[grp * Kg + m];
+                            if (relu && v < 0.0f) v = 0.0f;
+                        }
+                        out[m * rstride] = v;
+                    }
+                }
             }
+}
+
+/* Split-K's second pass: one thread per output of the chunk, the splits' partial sums added
+ * in order, then bias and ReLU into y. */
+KERNEL void conv2d_gemm_reduce(GLOBAL const float *RESTRICT part, GLOBAL const float *RESTRICT bias,
+                               GLOBAL float *RESTRICT y, i64 part_off, i64 K, i64 PQ, i64 G,
+                               i64 g0, i64 gcount, i64 n0, i64 ncc, i64 splits, i64 relu) {
+    i64 T = LSIZE(0), Kg = K / G, total = gcount * Kg * ncc;
+    for (i64 g = GROUP(0); g * T < total; g += NGROUPS(0)) {
+        i64 e = g * T + LID(0);
+        if (e >= total) continue;
+        float v = 0.0f;
+        for (i64 s = 0; s < splits; s++) v += part[part_off + s * total + e];
+        i64 nn = e % ncc, row = e / ncc, gl = row / Kg, ko = (g0 + gl) * Kg + (row - gl * Kg);
+        i64 nidx = n0 + nn, b = nidx / PQ, pq = nidx - b * PQ;
+        if (bias) v += bias[ko];
+        if (relu && v < 0.0f) v = 0.0f;
+        y[(b * K + ko) * PQ + pq] = v;
+    }
 }
 
 /* ---- UMI (src/umi, docs/umi.md): the generic unrolled-memory inner product ---------------- */

@@ -10,6 +10,9 @@
 #define SHARED_ARRAY(type, name, n) __shared__ type name[n]
 #define SHARED_PTR
 #define BARRIER() __syncthreads()
+/* Before a loop of constant trip count: unroll it fully, so that arrays it indexes stay in
+ * registers. */
+#define UNROLL _Pragma("unroll")
 #define LID(d) ((i64)((d) == 0 ? threadIdx.x : (d) == 1 ? threadIdx.y : threadIdx.z))
 #define LSIZE(d) ((i64)((d) == 0 ? blockDim.x : (d) == 1 ? blockDim.y : blockDim.z))
 #define GROUP(d) ((i64)((d) == 0 ? blockIdx.x : (d) == 1 ? blockIdx.y : blockIdx.z))

@@ -9,6 +9,9 @@
 #define SHARED_ARRAY(type, name, n) __local type name[n]
 #define SHARED_PTR __local
 #define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+/* Before a loop of constant trip count: unroll it fully, so that arrays it indexes stay in
+ * registers. */
+#define UNROLL _Pragma("unroll")
 #define LID(d) ((i64)get_local_id(d))
 #define LSIZE(d) ((i64)get_local_size(d))
 #define GROUP(d) ((i64)get_group_id(d))

@@ -133,9 +133,12 @@ static void open_device(void) {
     cl_ulong local_mem = 0;
     size_t max_group = 0;
     clGetDeviceInfo(g->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local_mem, &local_mem, NULL);
+    cl_uint units = 0;
     clGetDeviceInfo(g->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_group, &max_group, NULL);
+    clGetDeviceInfo(g->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
     g->limits.local_mem_bytes = (size_t)local_mem;
     g->limits.max_group_size = max_group;
+    g->limits.compute_units = units > 0 ? (int64_t)units : 1;
     /* OpenCL has no per-dimension group limit; 2^31 keeps global sizes far from overflow. */
     for (int d = 0; d < 3; d++) g->limits.max_groups[d] = (int64_t)1 << 31;
     pthread_mutex_init(&g->mutex, NULL);

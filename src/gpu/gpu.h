@@ -29,6 +29,7 @@ typedef struct fconv_gpu_limits {
     size_t local_mem_bytes;     /* shared/local memory per block */
     size_t max_group_size;      /* threads per block */
     int64_t max_groups[3];      /* grid limits per dimension (kernels loop over the rest) */
+    int64_t compute_units;      /* multiprocessors (CUDA) or compute units (OpenCL), >= 1 */
 } fconv_gpu_limits;
 
 /* A kernel argument. LOCAL and CONSTANT must come last, in that order of the kernel's
@@ -111,7 +112,7 @@ extern const fconv_gpu_ops fconv_gpu_cuda_ops;
     X(conv1d_naive) X(conv1d_constant) X(conv1d_tiled_halo) X(conv1d_tiled_global)          \
     X(filter2d_naive) X(filter2d_constant) X(filter2d_tiled_halo)                           \
     X(conv2d_naive) X(conv2d_implicit_gemm) X(conv2d_winograd_filter) X(conv2d_winograd_2x2)    \
-    X(conv2d_im2col) X(conv2d_gemm_cols) X(umi_generic)
+    X(conv2d_im2col) X(conv2d_gemm_cols) X(conv2d_gemm_reduce) X(umi_generic)
 
 #ifdef __cplusplus
 }

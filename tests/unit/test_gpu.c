@@ -288,6 +288,33 @@ int main(int argc, char **argv) {
         free(w);
     }
     {
+        /* gpu-im2col-gemm's split-K (tiles too few for the device: the depth is cut and the
+         * partial sums added by a second kernel), also per group; its 1x1 stride-1 path,
+         * which reads x as it lies (columns across images, groups), with and without
+         * split-K. */
+        static const fconv_conv2d_desc shapes[] = {
+            {.n = 1, .c = 300, .h = 6, .w = 6, .k = 70, .r = 3, .s = 3, .pad_top = 1,
+             .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .has_bias = 1,
+             .activation = FCONV_ACTIVATION_RELU},
+            {.n = 2, .c = 300, .h = 5, .w = 4, .k = 70, .r = 3, .s = 2, .pad_top = 1,
+             .groups = 2, .has_bias = 1},
+            {.n = 3, .c = 80, .h = 9, .w = 13, .k = 140, .r = 1, .s = 1, .groups = 2,
+             .has_bias = 1, .activation = FCONV_ACTIVATION_RELU},
+            {.n = 2, .c = 600, .h = 3, .w = 5, .k = 20, .r = 1, .s = 1},
+            {.n = 1, .c = 1, .h = 1, .w = 1, .k = 1, .r = 1, .s = 1, .has_bias = 1}};
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            const fconv_conv2d_desc *d = &shapes[i];
+            int64_t nw = d->k * (d->c / (d->groups ? d->groups : 1)) * d->r * d->s;
+            float *w = malloc((size_t)nw * 4), *b = malloc((size_t)d->k * 4);
+            fill(w, nw);
+            fill(b, d->k);
+            compare("conv2d-split-direct", FCONV_ALGO_GPU_IM2COL_GEMM, 0, d, w,
+                    d->has_bias ? b : NULL);
+            free(w);
+            free(b);
+        }
+    }
+    {
         /* A column buffer beyond its 128 MiB cap (576 x 62500 floats per group): the groups
          * and the columns go in chunks (2 groups x 2 column chunks). */
         fconv_conv2d_desc d = {.n = 1, .c = 128, .h = 250, .w = 250, .k = 6, .r = 3, .s = 3,
