@@ -9,7 +9,7 @@ cupy.convolve for 1D). Peers are timed on device-resident data with CUDA events 
 --reps after a warm-up), so they compare with fastconv's kernel time.
 
   python3 bench/gpu_compare.py --cli build/fastconv [--reps 10] [--group G ...]
-         [--algo LIST] [--baseline-cli OLD/fastconv --baseline-algo LIST]
+         [--only REGEX] [--algo LIST] [--baseline-cli OLD/fastconv --baseline-algo LIST]
          [--json-out F] [--md-out F]
 
 --algo limits fastconv's algorithms (a comma list, each timed on its own, those that
@@ -20,6 +20,7 @@ Peers that are not installed are reported as such; nothing is downloaded.
 """
 import argparse
 import json
+import re
 import shlex
 import statistics
 import subprocess
@@ -127,6 +128,7 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--group", action="append", help="only these suite groups (repeatable)")
+    ap.add_argument("--only", help="only the shapes whose suite line matches this regex")
     ap.add_argument("--algo", default="all", help="fastconv algorithms (comma list; AUTO is added)")
     ap.add_argument("--baseline-cli", help="another fastconv build to time in the same run")
     ap.add_argument("--baseline-algo", default="auto", help="its algorithms (comma list)")
@@ -144,6 +146,8 @@ def main():
     for line in listing:
         group, cmd = line.split("\t", 1)
         if a.group and group not in a.group:
+            continue
+        if a.only and not re.search(a.only, cmd):
             continue
         args = shlex.split(cmd)
         kind, opts = parse(args)

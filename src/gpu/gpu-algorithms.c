@@ -108,25 +108,35 @@ static double cost_tiled_global(const fconv_plan *p) {
     return cost_linear(p, (gpu_rates){15.1e-6, 0.611e-12, 5.1e-12});
 }
 
+/* Seconds per output a conv2d GEMM writes (bias, ReLU, the store): from gpu-im2col-gemm's H200
+ * fit; the H100 fit of gpu-implicit-gemm had no such term, and without it AUTO took that
+ * kernel for VGG-16's first layer at batch 8 (0.30 ms against 0.20). */
+#define GPU_OUTPUT_WRITE 6.1e-12
+
 /* gpu-implicit-gemm: its gather (index arithmetic per load, redone for every 64-channel
- * block) makes a step of the depth loop 3.7x dearer than gpu-im2col-gemm's. */
+ * block) makes a step of the depth loop 3.7x dearer than the old 4x4 im2col GEMM's. */
 static double cost_gemm(const fconv_plan *p) {
-    return 17.4e-6 + gemm_waves(p) * conv2d_depth(&p->conv2d) * 0.248e-6;
+    return 17.4e-6 + gemm_waves(p) * conv2d_depth(&p->conv2d) * 0.248e-6 +
+           (double)fconv_plan_output_elements(p) * GPU_OUTPUT_WRITE;
 }
 
-/* gpu-im2col-gemm (fconv_gpu_gemm_geometry_of): blocks of 64 threads (185 registers: 5
- * resident per SM) each stepping through its split's depth, plus writing and reading the
- * column buffer (none for a 1x1 stride-1 layer) and split-K's partial sums. */
+/* gpu-im2col-gemm (fconv_gpu_gemm_geometry_of), fitted to H200 kernel times of the 61
+ * ResNet-50 / VGG-16 / 16x16 layers (docs/gpu.md; median error 9%, 55 within 20%): per pass over a chunk a launch (two with
+ * im2col), blocks of 64 threads (5 resident per SM) each stepping through its split's depth
+ * (time by resident waves, at least one), the column buffer written and read, split-K's
+ * partial sums, and the outputs. */
 static double cost_im2col(const fconv_plan *p) {
     fconv_gpu_gemm_geometry g = fconv_gpu_gemm_geometry_of(p, (int64_t)GPU_SM_COUNT);
     const fconv_conv2d_desc *d = &p->conv2d;
+    double passes = ceil((double)g.nc / (double)g.ncc) * ceil((double)d->groups / (double)g.gchunk);
     double tiles = ceil((double)g.nc / FCONV_GPU_GEMM_TILE) *
                    ceil((double)(d->k / d->groups) / FCONV_GPU_GEMM_TILE) * (double)d->groups;
+    double waves = tiles * (double)g.splits / (GPU_SM_COUNT * 5.0);
     double cols = g.direct ? 0.0 : (double)g.kd * (double)d->groups * (double)g.nc;
     double part = g.splits > 1 ? (double)g.splits * (double)d->k * (double)g.nc : 0.0;
-    return 12e-6 + (g.direct ? 0.0 : 9e-6) + (g.splits > 1 ? 6e-6 : 0.0) +
-           waves(tiles * (double)g.splits, 5.0) * (double)g.kchunk * 0.19e-6 +
-           cols * 0.005e-9 + part * 0.006e-9;
+    return passes * (1.2e-6 + (g.direct ? 0.0 : 8.4e-6)) +
+           (waves > 1.0 ? waves : 1.0) * (double)g.kchunk * 0.1753e-6 + cols * 2.13e-12 +
+           part * 15.8e-12 + (double)fconv_plan_output_elements(p) * GPU_OUTPUT_WRITE;
 }
 
 /* gpu-winograd-2x2: a block makes 2 x 16 tiles x 16 output channels, looping over the input
