@@ -121,22 +121,24 @@ static double cost_gemm(const fconv_plan *p) {
 }
 
 /* gpu-im2col-gemm (fconv_gpu_gemm_geometry_of), fitted to H200 kernel times of the 61
- * ResNet-50 / VGG-16 / 16x16 layers (docs/gpu.md; median error 9%, 55 within 20%): per pass over a chunk a launch (two with
- * im2col), blocks of 64 threads (5 resident per SM) each stepping through its split's depth
- * (time by resident waves, at least one), the column buffer written and read, split-K's
- * partial sums, and the outputs. */
+ * ResNet-50 / VGG-16 / 16x16 layers (docs/gpu.md; median error 9%, 55 within 20%): per pass
+ * over a chunk a launch (two with im2col), blocks of 64 threads (5 resident per SM) each
+ * stepping through its split's depth (time by resident waves, at least one), the column
+ * buffer written and read, split-K's partial sums, and the outputs. */
 static double cost_im2col(const fconv_plan *p) {
     fconv_gpu_gemm_geometry g = fconv_gpu_gemm_geometry_of(p, (int64_t)GPU_SM_COUNT);
     const fconv_conv2d_desc *d = &p->conv2d;
-    double passes = ceil((double)g.nc / (double)g.ncc) * ceil((double)d->groups / (double)g.gchunk);
+    double passes =
+        ceil((double)g.nc / (double)g.ncc) * ceil((double)d->groups / (double)g.gchunk);
     double tiles = ceil((double)g.nc / FCONV_GPU_GEMM_TILE) *
                    ceil((double)(d->k / d->groups) / FCONV_GPU_GEMM_TILE) * (double)d->groups;
-    double waves = tiles * (double)g.splits / (GPU_SM_COUNT * 5.0);
+    double resident_waves = tiles * (double)g.splits / (GPU_SM_COUNT * 5.0);
     double cols = g.direct ? 0.0 : (double)g.kd * (double)d->groups * (double)g.nc;
     double part = g.splits > 1 ? (double)g.splits * (double)d->k * (double)g.nc : 0.0;
+    if (resident_waves < 1.0) resident_waves = 1.0;
     return passes * (1.2e-6 + (g.direct ? 0.0 : 8.4e-6)) +
-           (waves > 1.0 ? waves : 1.0) * (double)g.kchunk * 0.1753e-6 + cols * 2.13e-12 +
-           part * 15.8e-12 + (double)fconv_plan_output_elements(p) * GPU_OUTPUT_WRITE;
+           resident_waves * (double)g.kchunk * 0.1753e-6 + cols * 2.13e-12 + part * 15.8e-12 +
+           (double)fconv_plan_output_elements(p) * GPU_OUTPUT_WRITE;
 }
 
 /* gpu-winograd-2x2: a block makes 2 x 16 tiles x 16 output channels, looping over the input

@@ -310,8 +310,8 @@ KERNEL void conv2d_naive(GLOBAL const float *RESTRICT x, GLOBAL const float *RES
     }
 }
 
-/* The two GEMM kernels below share their 64 x 64 block tile: 16 x 16 threads, each a 4 x 4
- * register tile at rows ty + 16 i, columns tx + 16 j. acc += the products of bk rows of
+/* gpu-implicit-gemm's 64 x 64 block tile: 16 x 16 threads, each a 4 x 4 register tile at
+ * rows ty + 16 i, columns tx + 16 j. acc += the products of bk rows of
  * As (row stride as, transposed weights) and Bs (row stride 64). */
 DEVICE_FN void fc_tile_madd(float acc[4][4], SHARED_PTR const float *As, i64 as, SHARED_PTR const float *Bs,
                             int bk, i64 tx, i64 ty) {
@@ -663,8 +663,10 @@ KERNEL void conv2d_gemm_cols(GLOBAL const float *RESTRICT bsrc, GLOBAL const flo
                         gm_load_step(ra, rb, a_row, KD, mrows, a_m, a_kk, b_col, ldb, b_valid,
                                      k0 + GM_BK, kend);
                     UNROLL for (int kk = 0; kk < GM_BK; kk++) {
-                        float4 a0 = As4[kk * (GM_AS / 4) + ty], a1 = As4[kk * (GM_AS / 4) + 8 + ty];
-                        float4 b0 = Bs4[kk * (GM_BN / 4) + tx], b1 = Bs4[kk * (GM_BN / 4) + 8 + tx];
+                        float4 a0 = As4[kk * (GM_AS / 4) + ty];
+                        float4 a1 = As4[kk * (GM_AS / 4) + 8 + ty];
+                        float4 b0 = Bs4[kk * (GM_BN / 4) + tx];
+                        float4 b1 = Bs4[kk * (GM_BN / 4) + 8 + tx];
                         float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
                         float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
                         UNROLL for (int i = 0; i < 8; i++)
