@@ -174,13 +174,15 @@ def main():
 
 
 def table(results):
+    base = any("baseline" in r for r in results)
     lines = ["| group | problem | AUTO (its choice) kernel ms | best fastconv kernel ms (algo) | "
-             "transfer ms | peers ms | best peer / AUTO |",
-             "|---|---|---|---|---|---|---|"]
+             "transfer ms | peers ms | best peer / AUTO |" + (" baseline AUTO ms |" if base else ""),
+             "|---|---|---|---|---|---|---|" + ("---|" if base else "")]
     for r in results:
         rows = r["fastconv"]
         if isinstance(rows, dict):
-            lines.append(f"| {r['group']} | {r['args']} | failed: {rows['failed']} | | | | |")
+            lines.append(f"| {r['group']} | {r['args']} | failed: {rows['failed']} | | | | |" +
+                         (" |" if base else ""))
             continue
         auto = next(x for x in rows if x["requested"] == "auto")
         best = min((x for x in rows if x["requested"] != "auto"), key=lambda x: x["kernel_ms"])
@@ -189,9 +191,15 @@ def table(results):
         peer_txt = ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k}: {v}"
                              for k, v in r["peers"].items())
         ratio = f"{min(exact.values()) / auto['kernel_ms']:.2f}" if exact else "-"
+        old = ""
+        if base:
+            b = r.get("baseline")
+            b_auto = (next((x for x in b if x["requested"] == "auto"), None)
+                      if isinstance(b, list) else None)
+            old = f" {b_auto['kernel_ms']:.3f} ({b_auto['algo']}) |" if b_auto else " - |"
         lines.append(f"| {r['group']} | {r['args']} | {auto['kernel_ms']:.3f} ({auto['algo']}) | "
                      f"{best['kernel_ms']:.3f} ({best['algo']}) | {auto['transfer_ms']:.3f} | "
-                     f"{peer_txt} | {ratio} |")
+                     f"{peer_txt} | {ratio} |{old}")
     return "\n".join(lines) + "\n"
 
 
