@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fastconv.h"
+#include "gpu/gpu-driver.h"
 #include "test.h"
 
 static fconv_device dev;
@@ -109,6 +110,49 @@ static void check_nan_locality(const char *what, int kind, const void *desc, int
 /* A random conv2d for algo (winograd: 3x3, stride 1, dilation 1): sizes that leave partial
  * 2x2 tiles and partial 64 x 64 / 2 x 16-tile blocks, asymmetric padding, groups, bias and
  * ReLU on or off, weights at plan or execute time. */
+/* gpu-im2col-gemm's walk (fconv_gpu_gemm_geometry_of) of random layers, small to 4096
+ * channels, on devices of 1 to 1000 compute units: the depth ranges cover the depth exactly,
+ * none empty, each whole steps; the column buffer and the partial sums within their 32 Mi
+ * floats (the columns may exceed it only as one group's 64 columns); no columns for a 1x1
+ * stride-1 unpadded layer. */
+static void check_gemm_geometry(void) {
+    const int64_t cap = (int64_t)32 << 20;
+    for (int i = 0; i < 60; i++) {
+        int64_t groups = i % 5 == 0 ? test_rand_int(2, 8) : 1;
+        fconv_conv2d_desc d = {.n = test_rand_int(1, 8),
+                               .c = groups * test_rand_int(1, 4096 / groups),
+                               .k = groups * test_rand_int(1, 2048 / groups),
+                               .r = test_rand_int(1, 5), .s = test_rand_int(1, 5),
+                               .stride_h = test_rand_int(1, 2), .groups = groups};
+        if (i % 4 == 0) d.r = d.s = d.stride_h = 1; /* 1x1 stride 1, unpadded below */
+        d.stride_w = d.stride_h;
+        int64_t pad = i % 4 == 0 || i % 3 == 0 ? 0 : d.r / 2;
+        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = pad;
+        d.h = test_rand_int(d.r, 120);
+        d.w = test_rand_int(d.s, 120);
+        fconv_options o = {.algo = FCONV_ALGO_GPU_IM2COL_GEMM, .device = dev};
+        fconv_plan *p = NULL;
+        CHECK(fconv_plan_conv2d(&d, &o, NULL, NULL, &p) == FCONV_OK);
+        if (!p) continue;
+        int direct = d.r == 1 && d.s == 1 && d.stride_h == 1 && d.pad_top == 0;
+        int64_t kg = d.k / d.groups, cu[] = {1, 2, 16, 132, 1000};
+        for (int u = 0; u < 5; u++) {
+            fconv_gpu_gemm_geometry g = fconv_gpu_gemm_geometry_of(p, cu[u]);
+            CHECK(g.splits >= 1 && g.kchunk > 0 && g.kchunk % FCONV_GPU_GEMM_STEP == 0);
+            CHECK(g.splits * g.kchunk >= g.kd && (g.splits - 1) * g.kchunk < g.kd);
+            CHECK(g.part_floats == (g.splits > 1 ? g.splits * g.gchunk * kg * g.ncc : 0));
+            CHECK(g.part_floats <= cap);
+            CHECK(g.direct == direct && g.ncc >= 1 && g.ncc <= g.nc && g.gchunk >= 1 &&
+                  g.gchunk <= d.groups);
+            if (direct) CHECK(g.cols_floats == 0 && g.ncc == g.nc && g.gchunk == d.groups);
+            else
+                CHECK(g.cols_floats == g.gchunk * g.kd * g.ncc &&
+                      (g.cols_floats <= cap || (g.gchunk == 1 && g.ncc <= FCONV_GPU_GEMM_TILE)));
+        }
+        fconv_plan_destroy(p);
+    }
+}
+
 static void random_conv2d(fconv_algo algo, int winograd, int i) {
     int64_t groups = test_rand_int(1, 3), cg = test_rand_int(1, i % 4 == 0 ? 20 : 6);
     int64_t kg = test_rand_int(1, i % 3 == 0 ? 40 : 9);
@@ -265,6 +309,8 @@ int main(int argc, char **argv) {
         fill(b, 70);
         compare("conv2d", algos3[a], 0, &d, w, b);
     }
+
+    check_gemm_geometry();
 
     /* gpu-winograd-2x2 and gpu-im2col-gemm on random shapes. */
     for (int i = 0; i < 24; i++) random_conv2d(FCONV_ALGO_GPU_WINOGRAD_2X2, 1, i);
