@@ -13,8 +13,9 @@ cupy.convolve for 1D). Peers are timed on device-resident data with CUDA events 
          [--json-out F] [--md-out F]
 
 --algo limits fastconv's algorithms (a comma list, each timed on its own, those that
-decline a shape left out; default all; AUTO is always added); --baseline-cli also times another build (an earlier commit, say)
-in the same run, its rows under "baseline" in the JSON.
+decline a shape left out; default all; AUTO is always added); --baseline-cli also times
+another build (an earlier commit, say) in the same run, its rows under "baseline" in the
+JSON and its AUTO as a table column; --only keeps the suite lines matching a regex.
 
 Peers that are not installed are reported as such; nothing is downloaded.
 """

@@ -107,9 +107,6 @@ static void check_nan_locality(const char *what, int kind, const void *desc, int
     free(y);
 }
 
-/* A random conv2d for algo (winograd: 3x3, stride 1, dilation 1): sizes that leave partial
- * 2x2 tiles and partial 64 x 64 / 2 x 16-tile blocks, asymmetric padding, groups, bias and
- * ReLU on or off, weights at plan or execute time. */
 /* gpu-im2col-gemm's walk (fconv_gpu_gemm_geometry_of) of random layers, small to 4096
  * channels, on devices of 1 to 1000 compute units: the depth ranges cover the depth exactly,
  * none empty, each whole steps; the column buffer and the partial sums within their 32 Mi
@@ -153,6 +150,9 @@ static void check_gemm_geometry(void) {
     }
 }
 
+/* A random conv2d for algo (winograd: 3x3, stride 1, dilation 1): sizes that leave partial
+ * 2x2 tiles and partial 64 x 64 / 2 x 16-tile blocks, asymmetric padding, groups, bias and
+ * ReLU on or off, weights at plan or execute time. */
 static void random_conv2d(fconv_algo algo, int winograd, int i) {
     int64_t groups = test_rand_int(1, 3), cg = test_rand_int(1, i % 4 == 0 ? 20 : 6);
     int64_t kg = test_rand_int(1, i % 3 == 0 ? 40 : 9);
