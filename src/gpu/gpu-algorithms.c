@@ -59,10 +59,10 @@ static double cost_rates(const fconv_plan *p, gpu_rates filter2d, gpu_rates conv
     return cost_linear(p, p->kind == FCONV_KIND_FILTER2D ? filter2d : conv1d);
 }
 
-/* conv2d: the kernels run blocks of 256 threads, each looping over the reduction depth, so a
+/* conv2d: the kernels run blocks of threads, each looping over the reduction depth, so a
  * small layer leaves SMs idle and its time goes by waves of resident blocks: 2 per SM for
- * the register-heavy GEMM and Winograd kernels (128 registers per thread), 8 for the
- * one-output-per-thread kernel, on the H100's 132 SMs. */
+ * the Winograd kernel (128 registers per thread), 8 for the one-output-per-thread kernel,
+ * the GEMMs' own (fconv_gpu_gemm_tiles), on the H100's and H200's 132 SMs. */
 #define GPU_SM_COUNT 132.0
 
 static double waves(double blocks, double per_sm) {
@@ -71,14 +71,6 @@ static double waves(double blocks, double per_sm) {
 
 static double conv2d_depth(const fconv_conv2d_desc *d) {
     return (double)(d->c / d->groups) * (double)d->r * (double)d->s;
-}
-
-/* One 64 x 64 output tile (output channels x columns) per block. */
-static double gemm_waves(const fconv_plan *p) {
-    const fconv_conv2d_desc *d = &p->conv2d;
-    double cols = (double)d->n * (double)p->out_h * (double)p->out_w;
-    return waves(ceil(cols / 64.0) * ceil((double)(d->k / d->groups) / 64.0) * (double)d->groups,
-                 2.0);
 }
 
 static double cost_naive(const fconv_plan *p) {
@@ -109,37 +101,27 @@ static double cost_tiled_global(const fconv_plan *p) {
 }
 
 /* Seconds per output a conv2d GEMM writes (bias, ReLU, the store): from gpu-im2col-gemm's H200
- * fit; the H100 fit of gpu-implicit-gemm had no such term, and without it AUTO took that
- * kernel for VGG-16's first layer at batch 8 (0.30 ms against 0.20). */
+ * fit. */
 #define GPU_OUTPUT_WRITE 6.1e-12
 
-/* gpu-implicit-gemm: its gather (index arithmetic per load, redone for every 64-channel
- * block) makes a step of the depth loop 3.7x dearer than the old 4x4 im2col GEMM's. */
-static double cost_gemm(const fconv_plan *p) {
-    return 17.4e-6 + gemm_waves(p) * conv2d_depth(&p->conv2d) * 0.248e-6 +
-           (double)fconv_plan_output_elements(p) * GPU_OUTPUT_WRITE;
-}
-
-/* gpu-im2col-gemm (fconv_gpu_gemm_geometry_of), fitted to H200 kernel times of the 61
- * ResNet-50 / VGG-16 / 16x16 layers (docs/gpu.md; median error 9%, 55 within 20%): per pass
- * over a chunk a launch (two with im2col), blocks of 64 threads (5 resident per SM) each
- * stepping through its split's depth (time by resident waves, at least one), the column
+/* gpu-implicit-gemm and gpu-im2col-gemm (fconv_gpu_gemm_geometry_of, whose modelled GEMM
+ * time picks the tile), fitted to H200 kernel times of the ResNet-50 / VGG-16 / 16x16 layers
+ * (docs/gpu.md): per pass over a chunk a launch (two with im2col), the GEMM, the column
  * buffer written and read, split-K's partial sums, and the outputs. */
-static double cost_im2col(const fconv_plan *p) {
-    fconv_gpu_gemm_geometry g = fconv_gpu_gemm_geometry_of(p, (int64_t)GPU_SM_COUNT);
+static double cost_gemm_walk(const fconv_plan *p, int gather) {
+    fconv_gpu_gemm_geometry g = fconv_gpu_gemm_geometry_of(p, (int64_t)GPU_SM_COUNT, gather);
     const fconv_conv2d_desc *d = &p->conv2d;
     double passes =
         ceil((double)g.nc / (double)g.ncc) * ceil((double)d->groups / (double)g.gchunk);
-    double tiles = ceil((double)g.nc / FCONV_GPU_GEMM_TILE) *
-                   ceil((double)(d->k / d->groups) / FCONV_GPU_GEMM_TILE) * (double)d->groups;
-    double resident_waves = tiles * (double)g.splits / (GPU_SM_COUNT * 5.0);
-    double cols = g.direct ? 0.0 : (double)g.kd * (double)d->groups * (double)g.nc;
+    int im2col = !g.direct && !g.gather;
+    double cols = im2col ? (double)g.kd * (double)d->groups * (double)g.nc : 0.0;
     double part = g.splits > 1 ? (double)g.splits * (double)d->k * (double)g.nc : 0.0;
-    if (resident_waves < 1.0) resident_waves = 1.0;
-    return passes * (1.2e-6 + (g.direct ? 0.0 : 8.4e-6)) +
-           resident_waves * (double)g.kchunk * 0.1753e-6 + cols * 2.13e-12 + part * 15.8e-12 +
-           (double)fconv_plan_output_elements(p) * GPU_OUTPUT_WRITE;
+    return passes * (1.2e-6 + (im2col ? 8.4e-6 : 0.0)) + g.gemm_seconds + cols * 2.13e-12 +
+           part * 15.8e-12 + (double)fconv_plan_output_elements(p) * GPU_OUTPUT_WRITE;
 }
+
+static double cost_implicit(const fconv_plan *p) { return cost_gemm_walk(p, 1); }
+static double cost_im2col(const fconv_plan *p) { return cost_gemm_walk(p, 0); }
 
 /* gpu-winograd-2x2: a block makes 2 x 16 tiles x 16 output channels, looping over the input
  * channels in chunks of 8; plus the filter transform when the weights come at execute
@@ -198,14 +180,15 @@ const struct fconv_algorithm fconv_algorithm_gpu_tiled_global = GPU_ENTRY(
     cost_tiled_global);
 const struct fconv_algorithm fconv_algorithm_gpu_implicit_gemm = GPU_ENTRY(
     FCONV_ALGO_GPU_IMPLICIT_GEMM, "gpu-implicit-gemm",
-    "GPU: tiled, register-blocked implicit GEMM (64x64 tiles, 4x4 per thread)",
-    FCONV_SERVES_CONV2D, cost_gemm);
+    "GPU: implicit GEMM, its operand gathered from x on the fly (64x64..128x128 tiles, 8x8 per "
+    "thread, split-K where tiles are few)",
+    FCONV_SERVES_CONV2D, cost_implicit);
 const struct fconv_algorithm fconv_algorithm_gpu_winograd_2x2 = GPU_ENTRY_EX(
     FCONV_ALGO_GPU_WINOGRAD_2X2, "gpu-winograd-2x2",
     "GPU: fused Winograd F(2x2,3x3), filters transformed once per plan; 3x3 stride-1 only",
     FCONV_SERVES_CONV2D, cost_winograd, supports_winograd, 1e-6);
 const struct fconv_algorithm fconv_algorithm_gpu_im2col_gemm = GPU_ENTRY(
     FCONV_ALGO_GPU_IM2COL_GEMM, "gpu-im2col-gemm",
-    "GPU: im2col into a plan-time device buffer (none for 1x1 stride 1) + tiled GEMM (64x64 "
-    "tiles, 8x8 per thread, split-K where tiles are few)",
+    "GPU: im2col into a plan-time device buffer (none for 1x1 stride 1) + tiled GEMM "
+    "(64x64..128x128 tiles, 8x8 per thread, split-K where tiles are few)",
     FCONV_SERVES_CONV2D, cost_im2col);

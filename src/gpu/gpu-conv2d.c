@@ -1,18 +1,24 @@
 /*
- * gpu-conv2d.c - conv2d on the GPU (stride, padding, dilation, groups, bias, ReLU): the
- * tiled, register-blocked implicit GEMM (64 x 64 tiles of 16 x 16 threads), the fused
+ * gpu-conv2d.c - conv2d on the GPU (stride, padding, dilation, groups, bias, ReLU): a tiled
+ * GEMM per group (8 x 8 outputs per thread in 64 x 64, 64 x 128 or 128 x 128 block tiles,
+ * split-K where the tiles are too few) whose right operand is gathered from x on the fly
+ * (gpu-implicit-gemm) or written first by im2col into a plan-time device buffer
+ * (gpu-im2col-gemm), either reading x as it lies for 1x1 stride-1 layers; the fused
  * Winograd F(2x2,3x3) (3x3, stride 1, dilation 1; filters transformed once per plan on the
- * device), im2col into a plan-time device buffer + our tiled GEMM (8 x 8 per thread, split-K
- * where the tiles are too few; 1x1 stride-1 layers read x as it lies), or one thread per
- * output (gpu-naive, and the fallback where a device cannot run 256-thread blocks or lacks
- * the local memory a tiled kernel needs).
+ * device); or one thread per output (gpu-naive, and the fallback where a device cannot run
+ * 256-thread blocks, lacks the local memory a tiled kernel needs, or sizes exceed the GEMM
+ * kernels' 32-bit offsets).
  */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "gpu/gpu-driver.h"
 
 fconv_status fconv_gpu_conv2d_run(const fconv_plan *plan, const fconv_gpu_io *io);
 
 /* gpu-im2col-gemm's column buffer: at most this many floats (128 MiB) unless one group's
- * 64 columns need more; the groups and columns are walked in chunks that fit. Split-K's
+ * 128 columns need more; the groups and columns are walked in chunks that fit. Split-K's
  * partial sums are held to the same cap. */
 #define IM2COL_CAP_FLOATS ((int64_t)32 << 20)
 
@@ -21,23 +27,70 @@ fconv_status fconv_gpu_conv2d_run(const fconv_plan *plan, const fconv_gpu_io *io
 
 /* Shared memory of conv2d_winograd_2x2 (gpu-kernels.h): 8 x 240 + 16 x 8 x 32 + 16 x 8 x 16. */
 #define WINOGRAD_LOCAL_BYTES ((8 * 240 + 16 * 8 * 32 + 16 * 8 * 16) * 4)
-/* conv2d_gemm_cols: As 16 x 68 and Bs 16 x 64 floats. */
-#define GEMM_LOCAL_BYTES ((16 * 68 + 16 * 64) * 4)
+/* The largest GEMM kernel's: As 16 x 132 and Bs 16 x 128 floats. */
+#define GEMM_LOCAL_BYTES ((16 * 132 + 16 * 128) * 4)
 
-fconv_gpu_gemm_geometry fconv_gpu_gemm_geometry_of(const fconv_plan *plan, int64_t compute_units) {
+/* The GEMM kernels' tiles (gpu-kernels.h GM_KERNEL). resident: blocks per SM that the
+ * registers ptxas gives them on sm_90 allow (64 x 64: 191 / 249 registers x 64 threads;
+ * 64 x 128: 233 / 245 x 128; 128 x 128: 229 / 233 x 256). step_seconds: fitted to H200
+ * kernel times of the 64 conv2d layers of the suite with each tile forced (bench/
+ * gpu_gemm_tiles.c; docs/gpu.md, median errors 7-17%). */
+const fconv_gpu_gemm_tile fconv_gpu_gemm_tiles[FCONV_GPU_GEMM_TILES] = {
+    {"64x64", 64, 64, 64, {5, 4}, {0.193e-6, 0.177e-6}},
+    {"64x128", 64, 128, 128, {2, 2}, {0.148e-6, 0.163e-6}},
+    {"128x128", 128, 128, 256, {1, 1}, {0.160e-6, 0.168e-6}},
+};
+
+/* The tile FCONV_GPU_GEMM_TILE names, or -1 (unset or unknown: the model chooses). */
+static int forced_tile(void) {
+    const char *env = getenv("FCONV_GPU_GEMM_TILE");
+    for (int i = 0; env && i < FCONV_GPU_GEMM_TILES; i++)
+        if (strcmp(env, fconv_gpu_gemm_tiles[i].name) == 0) return i;
+    return -1;
+}
+
+/* Split-K and the modelled GEMM time of geometry c (columns and groups per pass set) with
+ * tile t: a wave is the device's resident blocks, each stepping through its range. */
+static void split_and_time(fconv_gpu_gemm_geometry *c, const fconv_plan *plan,
+                           int64_t compute_units, int t) {
+    const fconv_gpu_gemm_tile *tile = &fconv_gpu_gemm_tiles[t];
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    int64_t kg = d->k / d->groups, outputs = c->gchunk * kg * c->ncc;
+    int64_t resident = tile->resident[c->gather] * compute_units;
+    int64_t blocks = fconv_gpu_div_up(c->ncc, tile->cols) * fconv_gpu_div_up(kg, tile->rows) *
+                     c->gchunk;
+    int64_t steps = fconv_gpu_div_up(c->kd, FCONV_GPU_GEMM_STEP);
+    int64_t splits = 5 * blocks >= 2 * resident ? 1 : fconv_gpu_div_up(4 * resident, 5 * blocks);
+    if (splits > steps / 8) splits = steps / 8;
+    if (splits > IM2COL_CAP_FLOATS / outputs) splits = IM2COL_CAP_FLOATS / outputs;
+    if (splits < 1) splits = 1;
+    c->tile = t;
+    c->kchunk = fconv_gpu_div_up(steps, splits) * FCONV_GPU_GEMM_STEP;
+    c->splits = fconv_gpu_div_up(c->kd, c->kchunk); /* no empty range */
+    c->part_floats = c->splits > 1 ? c->splits * outputs : 0;
+    double passes = (double)fconv_gpu_div_up(c->nc, c->ncc) *
+                    (double)fconv_gpu_div_up(d->groups, c->gchunk);
+    double waves = (double)(blocks * c->splits) / (double)resident;
+    c->gemm_seconds = passes * (waves < 1.0 ? 1.0 : waves) * (double)c->kchunk *
+                      tile->step_seconds[c->gather];
+}
+
+fconv_gpu_gemm_geometry fconv_gpu_gemm_geometry_of(const fconv_plan *plan, int64_t compute_units,
+                                                   int gather) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     fconv_gpu_gemm_geometry c;
+    memset(&c, 0, sizeof c);
     c.kd = d->c / d->groups * d->r * d->s;
     c.nc = d->n * plan->out_h * plan->out_w;
     c.direct = d->r == 1 && d->s == 1 && d->stride_h == 1 && d->stride_w == 1 &&
                d->pad_top == 0 && d->pad_bottom == 0 && d->pad_left == 0 && d->pad_right == 0;
+    c.gather = gather && !c.direct;
     c.ncc = c.nc;
     c.gchunk = d->groups;
-    c.cols_floats = 0;
-    if (!c.direct) {
+    if (!c.direct && !c.gather) {
         if (c.kd * c.nc > IM2COL_CAP_FLOATS) {
-            c.ncc = IM2COL_CAP_FLOATS / c.kd / FCONV_GPU_GEMM_TILE * FCONV_GPU_GEMM_TILE;
-            if (c.ncc < FCONV_GPU_GEMM_TILE) c.ncc = FCONV_GPU_GEMM_TILE;
+            c.ncc = IM2COL_CAP_FLOATS / c.kd / 128 * 128;
+            if (c.ncc < 128) c.ncc = 128;
             if (c.ncc > c.nc) c.ncc = c.nc;
         }
         c.gchunk = IM2COL_CAP_FLOATS / (c.kd * c.ncc);
@@ -45,18 +98,28 @@ fconv_gpu_gemm_geometry fconv_gpu_gemm_geometry_of(const fconv_plan *plan, int64
         if (c.gchunk > d->groups) c.gchunk = d->groups;
         c.cols_floats = c.gchunk * c.kd * c.ncc;
     }
-    int64_t kg = d->k / d->groups, outputs = c.gchunk * kg * c.ncc;
-    int64_t blocks = fconv_gpu_div_up(c.ncc, FCONV_GPU_GEMM_TILE) *
-                     fconv_gpu_div_up(kg, FCONV_GPU_GEMM_TILE) * c.gchunk;
-    int64_t steps = fconv_gpu_div_up(c.kd, FCONV_GPU_GEMM_STEP);
-    int64_t splits = blocks >= 2 * compute_units ? 1 : fconv_gpu_div_up(4 * compute_units, blocks);
-    if (splits > steps / 8) splits = steps / 8;
-    if (splits > IM2COL_CAP_FLOATS / outputs) splits = IM2COL_CAP_FLOATS / outputs;
-    if (splits < 1) splits = 1;
-    c.kchunk = fconv_gpu_div_up(steps, splits) * FCONV_GPU_GEMM_STEP;
-    c.splits = fconv_gpu_div_up(c.kd, c.kchunk); /* no empty range */
-    c.part_floats = c.splits > 1 ? c.splits * outputs : 0;
-    return c;
+    int forced = forced_tile();
+    if (forced >= 0) {
+        split_and_time(&c, plan, compute_units, forced);
+        return c;
+    }
+    fconv_gpu_gemm_geometry best = c;
+    for (int t = 0; t < FCONV_GPU_GEMM_TILES; t++) {
+        fconv_gpu_gemm_geometry g = c;
+        split_and_time(&g, plan, compute_units, t);
+        if (t == 0 || g.gemm_seconds < best.gemm_seconds) best = g;
+    }
+    return best;
+}
+
+/* The GEMM kernels keep offsets and depths in 32 bits (64-bit ones cost registers): the
+ * depth, one input plane, the padded image's extent and the column stride must fit. */
+static int gemm_fits_32bit(const fconv_plan *plan, const fconv_gpu_gemm_geometry *c) {
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    int64_t lim = (int64_t)1 << 30;
+    return c->kd < ((int64_t)1 << 26) && d->h * d->w < INT32_MAX &&
+           d->h + d->pad_top + d->pad_bottom < lim && d->w + d->pad_left + d->pad_right < lim &&
+           (c->direct ? plan->out_h * plan->out_w : c->ncc) < INT32_MAX;
 }
 
 /* Floats of gpu-winograd-2x2's transformed filters: 16 per (output, input channel). */
@@ -78,10 +141,17 @@ static fconv_status winograd_filter(const fconv_plan *plan, const fconv_gpu_io *
     return io->ops->launch(io->gpu, "conv2d_winograd_filter", groups, local, args, 5, io->timing);
 }
 
+static int is_gemm(const fconv_plan *plan) {
+    return plan->algo->id == FCONV_ALGO_GPU_IMPLICIT_GEMM ||
+           plan->algo->id == FCONV_ALGO_GPU_IM2COL_GEMM;
+}
+
 fconv_status fconv_gpu_conv2d_prepare(const fconv_plan *plan, const fconv_gpu_io *io,
-                                      fconv_gpu_buf **work, int *ready) {
+                                      fconv_gpu_buf **work, int *ready,
+                                      fconv_gpu_gemm_geometry *gemm, int *has_gemm) {
     *work = NULL;
     *ready = 0;
+    *has_gemm = 0;
     fconv_status st = FCONV_OK;
     if (plan->algo->id == FCONV_ALGO_GPU_WINOGRAD_2X2 && tiled_ok(io, WINOGRAD_LOCAL_BYTES)) {
         st = io->ops->alloc(io->gpu, (size_t)winograd_u_floats(plan) * sizeof(float), work);
@@ -89,10 +159,14 @@ fconv_status fconv_gpu_conv2d_prepare(const fconv_plan *plan, const fconv_gpu_io
             st = winograd_filter(plan, io, io->w, *work);
             *ready = st == FCONV_OK;
         }
-    } else if (plan->algo->id == FCONV_ALGO_GPU_IM2COL_GEMM && tiled_ok(io, GEMM_LOCAL_BYTES)) {
-        fconv_gpu_gemm_geometry c = fconv_gpu_gemm_geometry_of(plan, io->limits.compute_units);
-        if (c.cols_floats + c.part_floats > 0)
-            st = io->ops->alloc(io->gpu, (size_t)(c.cols_floats + c.part_floats) * sizeof(float),
+    } else if (is_gemm(plan) && tiled_ok(io, GEMM_LOCAL_BYTES)) {
+        *gemm = fconv_gpu_gemm_geometry_of(plan, io->limits.compute_units,
+                                           plan->algo->id == FCONV_ALGO_GPU_IMPLICIT_GEMM);
+        if (!gemm_fits_32bit(plan, gemm)) return FCONV_OK; /* one thread per output */
+        *has_gemm = 1;
+        if (gemm->cols_floats + gemm->part_floats > 0)
+            st = io->ops->alloc(io->gpu,
+                                (size_t)(gemm->cols_floats + gemm->part_floats) * sizeof(float),
                                 work);
     }
     return st;
@@ -135,32 +209,39 @@ static fconv_status run_winograd(const fconv_plan *plan, const fconv_gpu_io *io)
 }
 
 /* One chunk's GEMM (and split-K's reduction): columns n0 .. n0 + ncc of groups g0 .. g0 +
- * gcount, B read from the column buffer or, for c.direct, from x. */
+ * gcount, B gathered from x, read from the column buffer or, for c->direct, from x. */
 static fconv_status run_gemm_chunk(const fconv_plan *plan, const fconv_gpu_io *io,
                                    const fconv_gpu_gemm_geometry *c, int64_t g0, int64_t gcount,
                                    int64_t n0, int64_t ncc) {
+    static const char *const kernels[2][FCONV_GPU_GEMM_TILES] = {
+        {"conv2d_gemm_64x64", "conv2d_gemm_64x128", "conv2d_gemm_128x128"},
+        {"conv2d_igemm_64x64", "conv2d_igemm_64x128", "conv2d_igemm_128x128"}};
+    const fconv_gpu_gemm_tile *tile = &fconv_gpu_gemm_tiles[c->tile];
     const fconv_conv2d_desc *d = &plan->conv2d;
     int64_t pq = plan->out_h * plan->out_w, relu = d->activation == FCONV_ACTIVATION_RELU;
     int64_t cg = d->c / d->groups;
-    /* B's addressing (conv2d_gemm_cols): x's channels of group g0 + gl, images C PQ apart;
-     * or the chunk's columns, one group's KD x ncc after another. */
+    /* B's addressing as a matrix (conv2d_gemm_*): x's channels of group g0 + gl, images
+     * C PQ apart; or the chunk's columns, one group's KD x ncc after another. */
     int64_t b_off = c->direct ? g0 * cg * pq : 0, b_gstride = c->direct ? cg * pq : c->kd * ncc;
     int64_t ldb = c->direct ? pq : ncc, b_col0 = c->direct ? n0 : 0;
     int64_t b_cols = c->direct ? pq : ncc, b_imgstride = c->direct ? d->c * pq : 0;
-    fconv_gpu_arg args[] = {
-        fconv_gpu_buf_arg(c->direct ? io->x : io->work), fconv_gpu_buf_arg(io->w),
-        fconv_gpu_buf_arg(io->bias), fconv_gpu_buf_arg(io->y), fconv_gpu_buf_arg(io->work),
-        fconv_gpu_i64_arg(c->cols_floats), fconv_gpu_i64_arg(d->k), fconv_gpu_i64_arg(c->kd),
-        fconv_gpu_i64_arg(pq), fconv_gpu_i64_arg(d->groups), fconv_gpu_i64_arg(g0),
-        fconv_gpu_i64_arg(gcount), fconv_gpu_i64_arg(n0), fconv_gpu_i64_arg(ncc),
-        fconv_gpu_i64_arg(b_off), fconv_gpu_i64_arg(b_gstride), fconv_gpu_i64_arg(ldb),
-        fconv_gpu_i64_arg(b_col0), fconv_gpu_i64_arg(b_cols), fconv_gpu_i64_arg(b_imgstride),
-        fconv_gpu_i64_arg(c->splits), fconv_gpu_i64_arg(c->kchunk), fconv_gpu_i64_arg(relu)};
-    int64_t groups[3] = {fconv_gpu_div_up(ncc, FCONV_GPU_GEMM_TILE),
-                         fconv_gpu_div_up(d->k / d->groups, FCONV_GPU_GEMM_TILE), gcount * c->splits};
-    int64_t local[3] = {64, 1, 1};
-    fconv_status st = io->ops->launch(io->gpu, "conv2d_gemm_cols", groups, local, args,
-                                      (int)(sizeof args / sizeof args[0]), io->timing);
+    int64_t ints[] = {c->cols_floats, d->k, c->kd, pq, d->groups, g0, gcount, n0, ncc, b_off,
+                      b_gstride, ldb, b_col0, b_cols, b_imgstride, d->c, d->h, d->w, d->r, d->s,
+                      plan->out_w, d->stride_h, d->stride_w, d->pad_top, d->pad_left,
+                      d->dilation_h, d->dilation_w, c->splits, c->kchunk, relu};
+    fconv_gpu_arg args[5 + sizeof ints / sizeof ints[0]];
+    int n = 0;
+    args[n++] = fconv_gpu_buf_arg(c->direct || c->gather ? io->x : io->work);
+    args[n++] = fconv_gpu_buf_arg(io->w);
+    args[n++] = fconv_gpu_buf_arg(io->bias);
+    args[n++] = fconv_gpu_buf_arg(io->y);
+    args[n++] = fconv_gpu_buf_arg(io->work);
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) args[n++] = fconv_gpu_i64_arg(ints[i]);
+    int64_t groups[3] = {fconv_gpu_div_up(ncc, tile->cols),
+                         fconv_gpu_div_up(d->k / d->groups, tile->rows), gcount * c->splits};
+    int64_t local[3] = {tile->threads, 1, 1};
+    fconv_status st = io->ops->launch(io->gpu, kernels[c->gather][c->tile], groups, local, args,
+                                      n, io->timing);
     if (st != FCONV_OK || c->splits == 1) return st;
     fconv_gpu_arg rargs[] = {
         fconv_gpu_buf_arg(io->work), fconv_gpu_buf_arg(io->bias), fconv_gpu_buf_arg(io->y),
@@ -174,15 +255,17 @@ static fconv_status run_gemm_chunk(const fconv_plan *plan, const fconv_gpu_io *i
                            (int)(sizeof rargs / sizeof rargs[0]), io->timing);
 }
 
-static fconv_status run_im2col_gemm(const fconv_plan *plan, const fconv_gpu_io *io) {
+/* gpu-implicit-gemm and gpu-im2col-gemm: chunk by chunk, im2col (where B is the column
+ * buffer) then the GEMM. */
+static fconv_status run_gemm(const fconv_plan *plan, const fconv_gpu_io *io) {
     const fconv_conv2d_desc *d = &plan->conv2d;
-    fconv_gpu_gemm_geometry c = fconv_gpu_gemm_geometry_of(plan, io->limits.compute_units);
+    const fconv_gpu_gemm_geometry *c = io->gemm;
     fconv_status st = FCONV_OK;
-    for (int64_t g0 = 0; g0 < d->groups && st == FCONV_OK; g0 += c.gchunk) {
-        int64_t gcount = d->groups - g0 < c.gchunk ? d->groups - g0 : c.gchunk;
-        for (int64_t n0 = 0; n0 < c.nc && st == FCONV_OK; n0 += c.ncc) {
-            int64_t ncc = c.nc - n0 < c.ncc ? c.nc - n0 : c.ncc;
-            if (!c.direct) {
+    for (int64_t g0 = 0; g0 < d->groups && st == FCONV_OK; g0 += c->gchunk) {
+        int64_t gcount = d->groups - g0 < c->gchunk ? d->groups - g0 : c->gchunk;
+        for (int64_t n0 = 0; n0 < c->nc && st == FCONV_OK; n0 += c->ncc) {
+            int64_t ncc = c->nc - n0 < c->ncc ? c->nc - n0 : c->ncc;
+            if (!c->direct && !c->gather) {
                 int64_t ints[] = {d->c, d->h, d->w, d->r, d->s, plan->out_h, plan->out_w,
                                   d->stride_h, d->stride_w, d->pad_top, d->pad_left,
                                   d->dilation_h, d->dilation_w, d->groups, g0, gcount, n0, ncc,
@@ -194,12 +277,12 @@ static fconv_status run_im2col_gemm(const fconv_plan *plan, const fconv_gpu_io *
                 for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
                     args[n++] = fconv_gpu_i64_arg(ints[i]);
                 int64_t groups[3] = {fconv_gpu_div_up(ncc, 256),
-                                     gcount * fconv_gpu_div_up(c.kd, IM2COL_ROWS), 1};
+                                     gcount * fconv_gpu_div_up(c->kd, IM2COL_ROWS), 1};
                 int64_t local[3] = {256, 1, 1};
                 st = io->ops->launch(io->gpu, "conv2d_im2col", groups, local, args, n, io->timing);
                 if (st != FCONV_OK) break;
             }
-            st = run_gemm_chunk(plan, io, &c, g0, gcount, n0, ncc);
+            st = run_gemm_chunk(plan, io, c, g0, gcount, n0, ncc);
         }
     }
     return st;
@@ -207,11 +290,10 @@ static fconv_status run_im2col_gemm(const fconv_plan *plan, const fconv_gpu_io *
 
 fconv_status fconv_gpu_conv2d_run(const fconv_plan *plan, const fconv_gpu_io *io) {
     const fconv_conv2d_desc *d = &plan->conv2d;
-    /* Where the device is too small for a tiled kernel, prepare allocated nothing and the
-     * one-thread-per-output kernel runs instead. */
+    /* Where the device is too small for a tiled kernel (or the sizes for the GEMMs' 32-bit
+     * offsets), prepare set up nothing and the one-thread-per-output kernel runs instead. */
     if (plan->algo->id == FCONV_ALGO_GPU_WINOGRAD_2X2 && io->work) return run_winograd(plan, io);
-    if (plan->algo->id == FCONV_ALGO_GPU_IM2COL_GEMM && tiled_ok(io, GEMM_LOCAL_BYTES))
-        return run_im2col_gemm(plan, io);
+    if (is_gemm(plan) && io->gemm) return run_gemm(plan, io);
     fconv_gpu_arg args[24];
     int n = 0;
     args[n++] = fconv_gpu_buf_arg(io->x);
@@ -222,12 +304,6 @@ fconv_status fconv_gpu_conv2d_run(const fconv_plan *plan, const fconv_gpu_io *io
                       d->stride_h, d->stride_w, d->pad_top, d->pad_left, d->dilation_h,
                       d->dilation_w, d->groups, d->activation == FCONV_ACTIVATION_RELU};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) args[n++] = fconv_gpu_i64_arg(ints[i]);
-    if (plan->algo->id == FCONV_ALGO_GPU_IMPLICIT_GEMM && io->limits.max_group_size >= 256) {
-        int64_t groups[3] = {fconv_gpu_div_up(d->n * plan->out_h * plan->out_w, 64),
-                             fconv_gpu_div_up(d->k / d->groups, 64), d->groups};
-        int64_t local[3] = {16, 16, 1};
-        return io->ops->launch(io->gpu, "conv2d_implicit_gemm", groups, local, args, n, io->timing);
-    }
     int64_t T = io->limits.max_group_size < 256 ? (int64_t)io->limits.max_group_size : 256;
     int64_t groups[3] = {fconv_gpu_div_up(plan->y_elems, T), 1, 1}, local[3] = {T, 1, 1};
     return io->ops->launch(io->gpu, "conv2d_naive", groups, local, args, n, io->timing);

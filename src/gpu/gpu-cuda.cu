@@ -160,7 +160,7 @@ static fconv_status cu_launch(fconv_gpu *g, const char *name, const int64_t grou
     for (size_t i = 0; i < sizeof kernel_table / sizeof kernel_table[0]; i++)
         if (strcmp(kernel_table[i].name, name) == 0) fn = kernel_table[i].fn;
     if (!fn) return fconv_fail(FCONV_EINTERNAL, "cuda: no kernel '%s'", name);
-    enum { MAX_ARGS = 32 };
+    enum { MAX_ARGS = 40 };
     if (nargs > MAX_ARGS) return fconv_fail(FCONV_EINTERNAL, "cuda: %s: too many arguments", name);
     void *ptrs[MAX_ARGS];
     long long ints[MAX_ARGS];

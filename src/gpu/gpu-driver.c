@@ -13,6 +13,8 @@ struct gpu_state {
     fconv_gpu_buf *w, *bias; /* plan-time weights on the device, or NULL */
     fconv_gpu_buf *work;     /* the algorithm's plan-time device buffer, or NULL */
     int work_ready;          /* work holds what the algorithm derived from w */
+    fconv_gpu_gemm_geometry gemm; /* a conv2d GEMM's walk, chosen once (has_gemm) */
+    int has_gemm;
 };
 
 static int64_t bias_elems(const fconv_plan *plan) {
@@ -39,10 +41,10 @@ fconv_status fconv_gpu_prepare(fconv_plan *plan) {
     if (st == FCONV_OK && plan->bias)
         st = upload_new(s->ops, s->gpu, plan->bias, bias_elems(plan), &s->bias, NULL);
     if (st == FCONV_OK && plan->kind == FCONV_KIND_CONV2D) {
-        fconv_gpu_io io = {s->ops, s->gpu, {0, 0, {0, 0, 0}, 1}, NULL, s->w, s->bias, NULL, NULL,
-                           NULL, 0};
+        fconv_gpu_io io = {.ops = s->ops, .gpu = s->gpu, .w = s->w, .bias = s->bias};
         s->ops->limits(s->gpu, &io.limits);
-        st = fconv_gpu_conv2d_prepare(plan, &io, &s->work, &s->work_ready);
+        st = fconv_gpu_conv2d_prepare(plan, &io, &s->work, &s->work_ready, &s->gemm,
+                                      &s->has_gemm);
         if (st == FCONV_OK) st = s->ops->finish(s->gpu, NULL);
     }
     s->ops->unlock(s->gpu);
@@ -67,8 +69,8 @@ fconv_status fconv_gpu_execute(const fconv_plan *plan, const float *x, const flo
                                const float *bias, float *y, fconv_gpu_run_fn run) {
     const struct gpu_state *s = plan->algo_state;
     fconv_gpu_timing timing = {0.0, 0.0};
-    fconv_gpu_io io = {s->ops, s->gpu, {0, 0, {0, 0, 0}, 1}, NULL, NULL, NULL, NULL, &timing,
-                       s->work, 0};
+    fconv_gpu_io io = {.ops = s->ops, .gpu = s->gpu, .timing = &timing, .work = s->work,
+                       .gemm = s->has_gemm ? &s->gemm : NULL};
     s->ops->limits(s->gpu, &io.limits);
     fconv_gpu_buf *own_w = NULL, *own_bias = NULL;
     s->ops->lock(s->gpu);

@@ -9,10 +9,13 @@
 #include "core/internal.h"
 #include "gpu/gpu.h"
 
+struct fconv_gpu_gemm_geometry;
+
 /* The operands of one execute, on the device. bias is NULL without has_bias. work is the
  * plan's device scratch (fconv_gpu_conv2d_prepare), NULL for most algorithms; work_ready
  * says it already holds what prepare derived from w (gpu-winograd-2x2's transformed
- * filters: true when w is the plan's weights). */
+ * filters: true when w is the plan's weights). gemm is the walk prepare chose for a conv2d
+ * GEMM algorithm (NULL otherwise, or where the tiled kernels cannot run). */
 typedef struct fconv_gpu_io {
     const fconv_gpu_ops *ops;
     fconv_gpu *gpu;
@@ -21,6 +24,7 @@ typedef struct fconv_gpu_io {
     fconv_gpu_timing *timing;
     fconv_gpu_buf *work;
     int work_ready;
+    const struct fconv_gpu_gemm_geometry *gemm;
 } fconv_gpu_io;
 
 typedef fconv_status (*fconv_gpu_run_fn)(const fconv_plan *plan, const fconv_gpu_io *io);
@@ -29,32 +33,50 @@ typedef fconv_status (*fconv_gpu_run_fn)(const fconv_plan *plan, const fconv_gpu
 fconv_status fconv_gpu_prepare(fconv_plan *plan);
 void fconv_gpu_release(fconv_plan *plan);
 
-/* conv2d's plan-time device buffer (gpu-conv2d.c), called by fconv_gpu_prepare with io's
- * ops/gpu/limits set and io->w the plan's weights on the device (or NULL): allocates *work
- * when the algorithm needs one (gpu-winograd-2x2: transformed filters, filled from io->w when
- * given, then *ready = 1; gpu-im2col-gemm: the column buffer), else leaves it NULL. */
-fconv_status fconv_gpu_conv2d_prepare(const fconv_plan *plan, const fconv_gpu_io *io,
-                                      fconv_gpu_buf **work, int *ready);
-
-/* How gpu-im2col-gemm walks a problem on a device of `compute_units` (gpu-conv2d.c; AUTO's
- * cost model asks too). A 1x1 stride-1 unpadded convolution needs no columns: the GEMM
- * reads x as it lies (rows PQ apart, images C PQ apart). Split-K cuts the depth into
- * ranges when a chunk's 64 x 64 tiles give fewer than 2 blocks per compute unit (a block is
- * 2 warps: 2 blocks just give a multiprocessor's 4 schedulers one warp each), aiming at 4
- * blocks per unit and keeping at least 8 steps of 16 per range (H200: 8 x 256 x 56^2 -> 64
- * 1x1, 392 tiles, ran 0.060 ms whole and 0.092 ms in 2 ranges; 512 x 7^2 3x3, 8 tiles,
- * 0.345 ms whole and 0.051 ms in 36 ranges). */
-#define FCONV_GPU_GEMM_TILE 64
+/* How gpu-implicit-gemm and gpu-im2col-gemm walk a problem on a device of `compute_units`
+ * (gpu-conv2d.c; AUTO's cost model asks too). B, the GEMM's right operand (depth x columns),
+ * is gathered from x by the kernel (gather: gpu-implicit-gemm), or a column buffer that
+ * conv2d_im2col fills (gpu-im2col-gemm), or, for a 1x1 stride-1 unpadded convolution, x as
+ * it lies (direct: rows PQ apart, images C PQ apart; either algorithm).
+ *
+ * The block tile is the one of FCONV_GPU_GEMM_TILES whose modelled time is least (or the
+ * one FCONV_GPU_GEMM_TILE names: 64x64, 64x128 or 128x128). Split-K cuts the depth into
+ * ranges when the tiles give fewer than 0.4 x (resident blocks per SM) x compute units
+ * blocks, aiming at 0.8 x and keeping at least 8 steps of 16 per range (H200, 64 x 64:
+ * 8 x 256 x 56^2 -> 64 1x1, 392 tiles, ran 0.060 ms whole and 0.092 ms in 2 ranges;
+ * 512 x 7^2 3x3, 8 tiles, 0.345 ms whole and 0.051 ms in 36 ranges). */
 #define FCONV_GPU_GEMM_STEP 16
+#define FCONV_GPU_GEMM_TILES 3
+typedef struct fconv_gpu_gemm_tile {
+    const char *name;        /* "64x64": rows (output channels) x columns */
+    int rows, cols, threads; /* block tile and threads per block */
+    int resident[2];         /* blocks per SM on the H200 (registers), matrix / gathered B */
+    double step_seconds[2];  /* the model's time of one depth element over one wave */
+} fconv_gpu_gemm_tile;
+extern const fconv_gpu_gemm_tile fconv_gpu_gemm_tiles[FCONV_GPU_GEMM_TILES];
+
 typedef struct fconv_gpu_gemm_geometry {
     int64_t kd, nc;          /* GEMM depth Cg R S, columns N P Q */
     int64_t gchunk, ncc;     /* groups and columns per pass */
-    int direct;              /* B is x itself: no column buffer, no im2col launch */
+    int direct, gather;      /* B is x itself / gathered from x: no column buffer */
+    int tile;                /* index into fconv_gpu_gemm_tiles */
     int64_t splits, kchunk;  /* depth ranges per output tile and the depth of each */
     int64_t cols_floats;     /* the plan's device buffer: columns, then */
     int64_t part_floats;     /* split-K's partial sums */
+    double gemm_seconds;     /* the model's time of the GEMM kernels (H200 figures) */
 } fconv_gpu_gemm_geometry;
-fconv_gpu_gemm_geometry fconv_gpu_gemm_geometry_of(const fconv_plan *plan, int64_t compute_units);
+fconv_gpu_gemm_geometry fconv_gpu_gemm_geometry_of(const fconv_plan *plan, int64_t compute_units,
+                                                   int gather);
+
+/* conv2d's plan-time device state (gpu-conv2d.c), called by fconv_gpu_prepare with io's
+ * ops/gpu/limits set and io->w the plan's weights on the device (or NULL): allocates *work
+ * when the algorithm needs one (gpu-winograd-2x2: transformed filters, filled from io->w when
+ * given, then *ready = 1; the GEMMs: the column buffer and split-K's partial sums), else
+ * leaves it NULL; for the GEMMs, sets *gemm to the walk and *has_gemm to 1 where the tiled
+ * kernels can run. */
+fconv_status fconv_gpu_conv2d_prepare(const fconv_plan *plan, const fconv_gpu_io *io,
+                                      fconv_gpu_buf **work, int *ready,
+                                      fconv_gpu_gemm_geometry *gemm, int *has_gemm);
 
 /* The execute skeleton: host pointers in and out, run() launches the kernels. */
 fconv_status fconv_gpu_execute(const fconv_plan *plan, const float *x, const float *w,

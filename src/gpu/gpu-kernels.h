@@ -310,96 +310,6 @@ KERNEL void conv2d_naive(GLOBAL const float *RESTRICT x, GLOBAL const float *RES
     }
 }
 
-/* gpu-implicit-gemm's 64 x 64 block tile: 16 x 16 threads, each a 4 x 4 register tile at
- * rows ty + 16 i, columns tx + 16 j. acc += the products of bk rows of
- * As (row stride as, transposed weights) and Bs (row stride 64). */
-DEVICE_FN void fc_tile_madd(float acc[4][4], SHARED_PTR const float *As, i64 as, SHARED_PTR const float *Bs,
-                            int bk, i64 tx, i64 ty) {
-    for (int kk = 0; kk < bk; kk++) {
-        float a[4], bv[4];
-        for (int i = 0; i < 4; i++) a[i] = As[kk * as + ty + 16 * i];
-        for (int j = 0; j < 4; j++) bv[j] = Bs[kk * 64 + tx + 16 * j];
-        for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 4; j++) acc[i][j] += a[i] * bv[j];
-    }
-}
-
-/* The tile into y (N x K x PQ), bias and ReLU applied: row m0 + ty + 16 i (< Kg) is output
- * channel k_base + that row; column nb + tx + 16 j (< ncols) is output n_off + that column,
- * n = (image, pq). */
-DEVICE_FN void fc_tile_store(float acc[4][4], GLOBAL float *RESTRICT y, GLOBAL const float *RESTRICT bias,
-                             i64 relu, i64 k_base, i64 Kg, i64 K, i64 PQ, i64 m0, i64 nb, i64 ncols,
-                             i64 n_off, i64 tx, i64 ty) {
-    for (int i = 0; i < 4; i++) {
-        i64 m = m0 + ty + 16 * i;
-        if (m >= Kg) continue;
-        i64 ko = k_base + m;
-        for (int j = 0; j < 4; j++) {
-            i64 nn = nb + tx + 16 * j;
-            if (nn >= ncols) continue;
-            i64 nidx = n_off + nn, b = nidx / PQ, pq = nidx - b * PQ;
-            float v = acc[i][j];
-            if (bias) v += bias[ko];
-            if (relu && v < 0.0f) v = 0.0f;
-            y[(b * K + ko) * PQ + pq] = v;
-        }
-    }
-}
-
-/* Implicit GEMM, per group: Y[m][n] = sum_kk W[m][kk] * X[kk][n] with m an output channel of
- * the group, n = (b, p, q) and kk = (c, r, s); X is never formed: each BK x BN tile is
- * gathered from x with stride, padding and dilation. Blocks of 16 x 16 threads make a
- * 64 x 64 tile, each thread a 4 x 4 register block at rows ty + 16 i, columns tx + 16 j (so
- * a warp reads 32 consecutive floats of Bs and broadcasts As: no bank conflicts). As rows
- * are padded to 65 floats so the transposing stores of W hit distinct banks. */
-#define IG_BM 64
-#define IG_BN 64
-#define IG_BK 16
-KERNEL void conv2d_implicit_gemm(GLOBAL const float *RESTRICT x, GLOBAL const float *RESTRICT w,
-                                 GLOBAL const float *RESTRICT bias, GLOBAL float *RESTRICT y,
-                                 i64 N, i64 C, i64 H, i64 W, i64 K, i64 R, i64 S, i64 P, i64 Q,
-                                 i64 sh, i64 sw, i64 pt, i64 pl, i64 dh, i64 dw, i64 G,
-                                 i64 relu) {
-    SHARED_ARRAY(float, As, IG_BK * (IG_BM + 1));
-    SHARED_ARRAY(float, Bs, IG_BK * IG_BN);
-    i64 Cg = C / G, Kg = K / G, RS = R * S, PQ = P * Q;
-    i64 KD = Cg * RS, NC = N * PQ;
-    i64 tx = LID(0), ty = LID(1), tid = ty * 16 + tx;
-    for (i64 grp = GROUP(2); grp < G; grp += NGROUPS(2))
-        for (i64 gm = GROUP(1); gm * IG_BM < Kg; gm += NGROUPS(1))
-            for (i64 gn = GROUP(0); gn * IG_BN < NC; gn += NGROUPS(0)) {
-                i64 m0 = gm * IG_BM, n0 = gn * IG_BN;
-                float acc[4][4];
-                for (int i = 0; i < 4; i++)
-                    for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;
-                for (i64 k0 = 0; k0 < KD; k0 += IG_BK) {
-                    for (int l = 0; l < 4; l++) { /* A: 64 x 16 weights, kk fastest */
-                        i64 e = tid + 256 * l, kk = e % IG_BK, mm = e / IG_BK;
-                        i64 m = m0 + mm, kd = k0 + kk;
-                        As[kk * (IG_BM + 1) + mm] =
-                            (m < Kg && kd < KD) ? w[(grp * Kg + m) * KD + kd] : 0.0f;
-                    }
-                    for (int l = 0; l < 4; l++) { /* B: 16 x 64 gathered inputs, n fastest */
-                        i64 e = tid + 256 * l, nn = e % IG_BN, kk = e / IG_BN;
-                        i64 nidx = n0 + nn, kd = k0 + kk;
-                        float v = 0.0f;
-                        if (nidx < NC && kd < KD) {
-                            i64 b = nidx / PQ, pq = nidx - b * PQ, p = pq / Q, q = pq - p * Q;
-                            i64 c = kd / RS, rs = kd - c * RS, r = rs / S, s = rs - r * S;
-                            i64 hi = p * sh - pt + r * dh, wi = q * sw - pl + s * dw;
-                            if (hi >= 0 && hi < H && wi >= 0 && wi < W)
-                                v = x[((b * C + grp * Cg + c) * H + hi) * W + wi];
-                        }
-                        Bs[kk * IG_BN + nn] = v;
-                    }
-                    BARRIER();
-                    fc_tile_madd(acc, As, IG_BM + 1, Bs, IG_BK, tx, ty);
-                    BARRIER();
-                }
-                fc_tile_store(acc, y, bias, relu, grp * Kg, Kg, K, PQ, m0, n0, NC, 0, tx, ty);
-            }
-}
-
 /* ---- conv2d: fused Winograd F(2x2,3x3) (gpu-winograd-2x2) --------------------------------
  * The matrices of src/algo/winograd-transforms.c: B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0;
  * 0 1 0 -1], G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], A^T = [1 1 1 0; 0 1 -1 -1].
@@ -584,106 +494,174 @@ KERNEL void conv2d_im2col(GLOBAL const float *RESTRICT x, GLOBAL float *RESTRICT
         }
 }
 
-/* gpu-im2col-gemm's GEMM, per group of the chunk: Y[m][n] = sum_kd W[m][kd] B[kd][n], where
- * B is the column buffer, or x itself for a 1x1 stride-1 unpadded convolution (B[c][n] =
- * x[b][c][pq] for n = (b, pq): rows PQ apart, images C PQ apart). Element (kd, n) of B lies at
- * b_base + kd ldb + ((b_col0 + n) / b_cols) b_imgstride + (b_col0 + n) % b_cols, b_base being
- * b_off + (group of the chunk) b_gstride.
+/* ---- conv2d as a GEMM per group (gpu-implicit-gemm, gpu-im2col-gemm) -----------------------
+ * Y[m][n] = sum_kd W[m][kd] B[kd][n]: m an output channel of the group, n = (b, p, q) a
+ * column, kd = (c, r, s). B is either
+ *   - gathered from x on the fly (gpu-implicit-gemm; stride, padding, dilation), or
+ *   - a matrix in memory (gpu-im2col-gemm's column buffer, or x itself for a 1x1 stride-1
+ *     unpadded layer: B[c][n] = x[b][c][pq] for n = (b, pq)): element (kd, n) at
+ *     b_base + kd ldb + ((b_col0 + n) / b_cols) b_imgstride + (b_col0 + n) % b_cols, b_base
+ *     being b_off + (group of the chunk) b_gstride.
+ * The chunk is groups g0 .. g0 + gcount and columns n0 .. n0 + ncc (the whole problem but for
+ * a column buffer walked in chunks).
  *
- * 64 x 64 block tiles of 64 threads, each an 8 x 8 register tile at rows 4 ty + i and
- * 32 + 4 ty + i, columns 4 tx + j and 32 + 4 tx + j: a k step reads four 16-byte words of
- * shared memory for 64 multiply-adds (the 4 x 4 tile of 256 threads read 8 floats for 16,
- * so shared-memory issue bounded it), and a warp's reads are 4 or 8 distinct words. K goes
- * in steps of 16; each thread loads the next step into registers while it multiplies the
- * current one. Loads are coalesced: W's tile as 16 consecutive kd x 2 rows per warp (each
- * thread at depth a_kk of rows a_m + 4 l), B's as one column per thread (its offset computed
- * once per tile). As is W's tile transposed, rows 68 floats apart (16-byte aligned; a warp's
- * stores, 16 kd x 2 rows, meet at most 2 to a bank); Bs rows are 64 consecutive columns.
+ * Block tiles of BM = 8 TY rows x BN = 8 TX columns, TX x TY threads, each an 8 x 8 register
+ * tile at rows 4 ty + i and 4 TY + 4 ty + i, columns 4 tx + j and 4 TX + 4 tx + j: a k step
+ * reads four 16-byte words of shared memory for 64 multiply-adds, and a warp's reads are few
+ * distinct words (broadcasts). Three shapes: 64 x 64 (64 threads, for small layers: more
+ * blocks), 64 x 128 (128 threads: 64-channel layers with many columns) and 128 x 128 (256
+ * threads: half the loads per multiply-add of 64 x 64). K goes in steps of 16; each thread
+ * loads the next step into registers while it multiplies the current one. Loads are
+ * coalesced: W's tile as 16 consecutive kd x 2 rows per warp (each thread at depth a_kk of
+ * rows a_m + (T / 16) l), B's as one column per thread, 128 / TY consecutive depths (a
+ * gathered column's image and position divided out once per tile, its (c, r, s) once per
+ * step, then walked with counters). As is W's tile transposed, rows BM + 4 floats apart
+ * (16-byte aligned; a warp's stores, 16 kd x 2 rows, meet at most 2 to a bank).
  *
  * Split-K: where the chunk's tiles are too few to fill the device, the depth is cut into
  * `splits` ranges of kchunk (grid z = split x group); each writes its raw sums to
  * part[part_off + ((split gcount + gl) Kg + m) ncc + n] and conv2d_gemm_reduce adds them in
  * split order (deterministic), then bias and ReLU. With one split the epilogue does that. */
-#define GM_BM 64
-#define GM_BN 64
 #define GM_BK 16
-#define GM_AS (GM_BM + 4)
 
-/* The next K step into registers: rows a_m + 4 l (< mrows) of W at depth k0 + a_kk, and
- * the thread's column of B (valid when b_valid) at depths k0 .. k0 + 15; zeros past kend.
- * Both walk a pointer, so the addresses cost two registers, not one per load. */
-DEVICE_FN void gm_load_step(float ra[16], float rb[16], GLOBAL const float *RESTRICT a_row,
-                            i64 KD, i64 mrows, int a_m, int a_kk, GLOBAL const float *RESTRICT b_col,
-                            i64 ldb, int b_valid, i64 k0, i64 kend) {
-    GLOBAL const float *a = a_row + k0, *b = b_col + k0 * ldb;
-    /* The rows of this thread that exist (a_m + 4 l < mrows), counted in 32 bits: 64-bit
-     * compares per load cost ~70 registers. */
-    int a_ok = k0 + a_kk < kend, na = mrows >= 64 ? 16 : (int)((mrows - a_m + 3) / 4);
-    UNROLL for (int l = 0; l < 16; l++, a += 4 * KD, b += ldb) {
-        ra[l] = (a_ok && l < na) ? *a : 0.0f;
-        rb[l] = (b_valid && k0 + l < kend) ? *b : 0.0f;
+/* The arguments every GEMM kernel takes (those of the other B form are ignored). */
+#define GM_PARAMS                                                                              \
+    GLOBAL const float *RESTRICT bsrc, GLOBAL const float *RESTRICT w,                         \
+        GLOBAL const float *RESTRICT bias, GLOBAL float *RESTRICT y, GLOBAL float *RESTRICT part, \
+        i64 part_off, i64 K, i64 KD, i64 PQ, i64 G, i64 g0, i64 gcount, i64 n0, i64 ncc,        \
+        i64 b_off, i64 b_gstride, i64 ldb, i64 b_col0, i64 b_cols, i64 b_imgstride, i64 C,      \
+        i64 H, i64 W, i64 R, i64 S, i64 Q, i64 sh, i64 sw, i64 pt, i64 pl, i64 dh, i64 dw,      \
+        i64 splits, i64 kchunk, i64 relu
+#define GM_ARGS                                                                                \
+    bsrc, w, bias, y, part, part_off, K, KD, PQ, G, g0, gcount, n0, ncc, b_off, b_gstride, ldb, \
+        b_col0, b_cols, b_imgstride, C, H, W, R, S, Q, sh, sw, pt, pl, dh, dw, splits, kchunk, relu
+
+/* W's part of the next K step into ra: rows a_m + astep l (the first na of them exist) at
+ * the depth a points to (which exists when a_ok). Sizes inside the loop are 32-bit (the host
+ * checks they fit): 64-bit compares and offsets per load cost ~70 registers. */
+DEVICE_FN void gm_load_a(const int na_max, const int astep, float ra[16],
+                         GLOBAL const float *RESTRICT a, int KD, int na, int a_ok) {
+    UNROLL for (int l = 0; l < na_max; l++, a += astep * KD) ra[l] = (a_ok && l < na) ? *a : 0.0f;
+}
+
+/* B's part of the next K step from a matrix: the thread's column from where b points, its
+ * first `left` depths (zeros past them, or everywhere unless b_valid). */
+DEVICE_FN void gm_load_b_matrix(const int nb, float rb[16], GLOBAL const float *RESTRICT b,
+                                int ldb, int b_valid, int left) {
+    UNROLL for (int l = 0; l < nb; l++, b += ldb) rb[l] = (b_valid && l < left) ? *b : 0.0f;
+}
+
+/* B's part of the next K step gathered from x: the thread's column, whose image's group
+ * channels start at xg and whose window's top-left input is (h0, w0), at depths kd .. kd +
+ * nb - 1 = (c, r, s), the first `left` of them (zeros past them, outside the image, or
+ * everywhere unless b_valid); (c, r, s) divided out once, then walked with counters. */
+DEVICE_FN void gm_load_b_gather(const int nb, float rb[16], GLOBAL const float *RESTRICT xg,
+                                int b_valid, int h0, int w0, int H, int W, int R, int S, int dh,
+                                int dw, int kd, int left) {
+    int RS = R * S, c = kd / RS, rs = kd - c * RS, r = rs / S, s = rs - r * S;
+    int hi = h0 + r * dh, wi = w0 + s * dw;
+    GLOBAL const float *xc = xg + (i64)c * H * W;
+    UNROLL for (int l = 0; l < nb; l++) {
+        int ok = b_valid && l < left && (unsigned)hi < (unsigned)H && (unsigned)wi < (unsigned)W;
+        rb[l] = ok ? xc[hi * W + wi] : 0.0f;
+        wi += dw;
+        if (++s == S) {
+            s = 0;
+            wi = w0;
+            hi += dh;
+            if (++r == R) {
+                r = 0;
+                hi = h0;
+                xc += (i64)H * W;
+            }
+        }
     }
 }
 
-KERNEL void conv2d_gemm_cols(GLOBAL const float *RESTRICT bsrc, GLOBAL const float *RESTRICT w,
-                             GLOBAL const float *RESTRICT bias, GLOBAL float *RESTRICT y,
-                             GLOBAL float *RESTRICT part, i64 part_off, i64 K, i64 KD, i64 PQ,
-                             i64 G, i64 g0, i64 gcount, i64 n0, i64 ncc, i64 b_off,
-                             i64 b_gstride, i64 ldb, i64 b_col0, i64 b_cols, i64 b_imgstride,
-                             i64 splits, i64 kchunk, i64 relu) {
-    /* float4 arrays: 16-byte aligned, read a word at a time, written a float at a time. */
-    SHARED_ARRAY(float4, As4, GM_BK * GM_AS / 4);
-    SHARED_ARRAY(float4, Bs4, GM_BK * GM_BN / 4);
+DEVICE_FN void gm_conv2d_tiles(const int TX, const int TY, const int gather,
+                               SHARED_PTR float4 *As4, SHARED_PTR float4 *Bs4, GM_PARAMS) {
+    const int T = TX * TY, BM = 8 * TY, BN = 8 * TX, AS = BM + 4;
+    const int NA = 128 / TX, ASTEP = T / 16, NB = 128 / TY;
     SHARED_PTR float *As = (SHARED_PTR float *)As4;
     SHARED_PTR float *Bs = (SHARED_PTR float *)Bs4;
-    i64 Kg = K / G;
-    int t = (int)LID(0), tx = t % 8, ty = t / 8, a_kk = t % 16, a_m = t / 16;
+    i64 Kg = K / G, Cg = C / G;
+    int t = (int)LID(0), tx = t % TX, ty = t / TX, a_kk = t % 16, a_m = t / 16;
+    int b_n = t % BN, b_k = (t / BN) * NB;
+    int kd32 = (int)KD, ldb32 = (int)ldb, H32 = (int)H, W32 = (int)W, R32 = (int)R, S32 = (int)S;
+    int dh32 = (int)dh, dw32 = (int)dw;
     for (i64 z = GROUP(2); z < gcount * splits; z += NGROUPS(2))
-        for (i64 gm = GROUP(1); gm * GM_BM < Kg; gm += NGROUPS(1))
-            for (i64 gn = GROUP(0); gn * GM_BN < ncc; gn += NGROUPS(0)) {
+        for (i64 gm = GROUP(1); gm * BM < Kg; gm += NGROUPS(1))
+            for (i64 gn = GROUP(0); gn * BN < ncc; gn += NGROUPS(0)) {
                 i64 gl = z % gcount, split = z / gcount, grp = g0 + gl;
-                i64 m0 = gm * GM_BM, nb = gn * GM_BN, mrows = Kg - m0;
-                i64 kbeg = split * kchunk, kend = KD < kbeg + kchunk ? KD : kbeg + kchunk;
-                GLOBAL const float *a_row = w + (grp * Kg + m0 + a_m) * KD + a_kk;
-                i64 cn = b_col0 + nb + t;
-                int b_valid = nb + t < ncc;
-                GLOBAL const float *b_col =
-                    bsrc + b_off + gl * b_gstride + (cn / b_cols) * b_imgstride + cn % b_cols;
+                i64 m0 = gm * BM, nb = gn * BN, mrows = Kg - m0;
+                int kbeg = (int)(split * kchunk);
+                int kend = (int)(KD < kbeg + kchunk ? KD : kbeg + kchunk);
+                /* Rows of this thread's A loads that exist. */
+                int na = mrows >= BM ? NA : (int)((mrows - a_m + ASTEP - 1) / ASTEP);
+                GLOBAL const float *a = w + (grp * Kg + m0 + a_m) * KD + a_kk + kbeg;
+                int b_valid = nb + b_n < ncc;
+                /* The thread's column of B: where it starts at depth kbeg + b_k (a matrix), or
+                 * its image and window (gathered); one division each per tile. */
+                GLOBAL const float *b = bsrc;
+                int h0 = 0, w0 = 0;
+                if (gather) {
+                    i64 nidx = n0 + nb + b_n, img = nidx / PQ, pq = nidx - img * PQ, p = pq / Q;
+                    h0 = (int)(p * sh - pt);
+                    w0 = (int)((pq - p * Q) * sw - pl);
+                    if (b_valid) b = bsrc + (img * C + grp * Cg) * H * W;
+                } else {
+                    i64 cn = b_col0 + nb + b_n;
+                    b = bsrc + b_off + gl * b_gstride + (cn / b_cols) * b_imgstride + cn % b_cols +
+                        (i64)(kbeg + b_k) * ldb;
+                }
                 float acc[8][8], ra[16], rb[16];
                 UNROLL for (int i = 0; i < 8; i++)
                     UNROLL for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
-                gm_load_step(ra, rb, a_row, KD, mrows, a_m, a_kk, b_col, ldb, b_valid, kbeg, kend);
-                for (i64 k0 = kbeg; k0 < kend; k0 += GM_BK) {
-                    UNROLL for (int l = 0; l < 16; l++) {
-                        As[a_kk * GM_AS + a_m + 4 * l] = ra[l];
-                        Bs[l * GM_BN + t] = rb[l];
-                    }
+                /* The first step; each later one is loaded during the one before. */
+                gm_load_a(NA, ASTEP, ra, a, kd32, na, a_kk < kend - kbeg);
+                if (gather)
+                    gm_load_b_gather(NB, rb, b, b_valid, h0, w0, H32, W32, R32, S32, dh32, dw32,
+                                     kbeg + b_k, kend - kbeg - b_k);
+                else
+                    gm_load_b_matrix(NB, rb, b, ldb32, b_valid, kend - kbeg - b_k);
+                for (int k0 = kbeg; k0 < kend; k0 += GM_BK) {
+                    UNROLL for (int l = 0; l < NA; l++) As[a_kk * AS + a_m + ASTEP * l] = ra[l];
+                    UNROLL for (int l = 0; l < NB; l++) Bs[(b_k + l) * BN + b_n] = rb[l];
                     BARRIER();
-                    if (k0 + GM_BK < kend)
-                        gm_load_step(ra, rb, a_row, KD, mrows, a_m, a_kk, b_col, ldb, b_valid,
-                                     k0 + GM_BK, kend);
+                    int k1 = k0 + GM_BK;
+                    if (k1 < kend) {
+                        a += GM_BK;
+                        gm_load_a(NA, ASTEP, ra, a, kd32, na, a_kk < kend - k1);
+                        if (gather)
+                            gm_load_b_gather(NB, rb, b, b_valid, h0, w0, H32, W32, R32, S32, dh32,
+                                             dw32, k1 + b_k, kend - k1 - b_k);
+                        else {
+                            b += (i64)GM_BK * ldb;
+                            gm_load_b_matrix(NB, rb, b, ldb32, b_valid, kend - k1 - b_k);
+                        }
+                    }
                     UNROLL for (int kk = 0; kk < GM_BK; kk++) {
-                        float4 a0 = As4[kk * (GM_AS / 4) + ty];
-                        float4 a1 = As4[kk * (GM_AS / 4) + 8 + ty];
-                        float4 b0 = Bs4[kk * (GM_BN / 4) + tx];
-                        float4 b1 = Bs4[kk * (GM_BN / 4) + 8 + tx];
-                        float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-                        float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+                        float4 a0 = As4[kk * (AS / 4) + ty];
+                        float4 a1 = As4[kk * (AS / 4) + TY + ty];
+                        float4 b0 = Bs4[kk * (BN / 4) + tx];
+                        float4 b1 = Bs4[kk * (BN / 4) + TX + tx];
+                        float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+                        float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
                         UNROLL for (int i = 0; i < 8; i++)
-                            UNROLL for (int j = 0; j < 8; j++) acc[i][j] += a[i] * b[j];
+                            UNROLL for (int j = 0; j < 8; j++) acc[i][j] += av[i] * bv[j];
                     }
                     BARRIER();
                 }
                 /* Column by column: one division for the column's image and position. */
                 UNROLL for (int j = 0; j < 8; j++) {
-                    i64 nn = nb + (j < 4 ? 4 * tx + j : 32 + 4 * tx + j - 4);
-                    i64 nidx = n0 + nn, b = nidx / PQ;
+                    i64 nn = nb + (j < 4 ? 4 * tx + j : 4 * TX + 4 * tx + j - 4);
+                    i64 nidx = n0 + nn, img = nidx / PQ;
                     GLOBAL float *out = splits > 1
                         ? part + part_off + (split * gcount + gl) * Kg * ncc + nn
-                        : y + b * K * PQ + (nidx - b * PQ) + grp * Kg * PQ;
+                        : y + img * K * PQ + (nidx - img * PQ) + grp * Kg * PQ;
                     i64 rstride = splits > 1 ? ncc : PQ;
                     UNROLL for (int i = 0; i < 8; i++) {
-                        i64 m = m0 + (i < 4 ? 4 * ty + i : 32 + 4 * ty + i - 4);
+                        i64 m = m0 + (i < 4 ? 4 * ty + i : 4 * TY + 4 * ty + i - 4);
                         float v = acc[i][j];
                         if (m >= Kg || nn >= ncc) continue;
                         if (splits == 1) {
@@ -695,6 +673,23 @@ KERNEL void conv2d_gemm_cols(GLOBAL const float *RESTRICT bsrc, GLOBAL const flo
                 }
             }
 }
+
+/* The kernels: conv2d_gemm_<BM>x<BN> reads B from a matrix, conv2d_igemm_<BM>x<BN> gathers
+ * it; each launched with TX TY threads in x. Shared memory: As 16 (BM + 4), Bs 16 BN floats
+ * (float4 arrays: 16-byte aligned, read a word at a time, written a float at a time). The
+ * register caps keep 128-thread blocks at 3 and 256-thread blocks at 2 per SM. */
+#define GM_KERNEL(NAME, TX, TY, GATHER, BOUNDS)                                                 \
+    KERNEL BOUNDS void NAME(GM_PARAMS) {                                                       \
+        SHARED_ARRAY(float4, As4, GM_BK * (8 * (TY) + 4) / 4);                                 \
+        SHARED_ARRAY(float4, Bs4, GM_BK * 8 * (TX) / 4);                                       \
+        gm_conv2d_tiles(TX, TY, GATHER, As4, Bs4, GM_ARGS);                                    \
+    }
+GM_KERNEL(conv2d_gemm_64x64, 8, 8, 0, )
+GM_KERNEL(conv2d_gemm_64x128, 16, 8, 0, LAUNCH_BOUNDS(128, 2))
+GM_KERNEL(conv2d_gemm_128x128, 16, 16, 0, LAUNCH_BOUNDS(256, 1))
+GM_KERNEL(conv2d_igemm_64x64, 8, 8, 1, )
+GM_KERNEL(conv2d_igemm_64x128, 16, 8, 1, LAUNCH_BOUNDS(128, 2))
+GM_KERNEL(conv2d_igemm_128x128, 16, 16, 1, LAUNCH_BOUNDS(256, 1))
 
 /* Split-K's second pass: one thread per output of the chunk, the splits' partial sums added
  * in order, then bias and ReLU into y. */

@@ -10,6 +10,8 @@
 #define SHARED_ARRAY(type, name, n) __shared__ type name[n]
 #define SHARED_PTR
 #define BARRIER() __syncthreads()
+/* A kernel's most threads per block and fewest resident blocks per SM: caps its registers. */
+#define LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
 /* Before a loop of constant trip count: unroll it fully, so that arrays it indexes stay in
  * registers. */
 #define UNROLL _Pragma("unroll")

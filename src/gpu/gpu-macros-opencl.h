@@ -9,6 +9,8 @@
 #define SHARED_ARRAY(type, name, n) __local type name[n]
 #define SHARED_PTR __local
 #define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+/* A kernel's block size, fixed (OpenCL has no register cap to ask for). */
+#define LAUNCH_BOUNDS(threads, blocks) __attribute__((reqd_work_group_size(threads, 1, 1)))
 /* Before a loop of constant trip count: unroll it fully, so that arrays it indexes stay in
  * registers. */
 #define UNROLL _Pragma("unroll")

@@ -24,7 +24,7 @@ struct fconv_gpu {
     cl_device_id device;
     fconv_gpu_limits limits;
     pthread_mutex_t mutex;
-    struct { const char *name; cl_kernel kernel; } kernels[16];
+    struct { const char *name; cl_kernel kernel; } kernels[32]; /* >= the kernels in gpu.h */
     int nkernels;
 };
 

@@ -1,11 +1,12 @@
 /*
  * test_gpu.c — the GPU layer through the public API on one device (argv[1]: opencl or cuda):
  * every GPU algorithm against the CPU reference on filter2d (every border), conv1d and
- * conv2d shapes (random ones for gpu-winograd-2x2 and gpu-im2col-gemm: partial tiles,
+ * conv2d shapes (random ones for gpu-winograd-2x2 and the GEMMs, each tile: partial tiles,
  * padding, groups, bias, ReLU, weights at plan or execute time, a chunked column buffer),
  * their refusals, device timing, CPU algorithms refused on the device. Exits 77 (skip) with
  * the reason when the device is absent, e.g. CUDA on a machine without an NVIDIA GPU.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,11 +108,11 @@ static void check_nan_locality(const char *what, int kind, const void *desc, int
     free(y);
 }
 
-/* gpu-im2col-gemm's walk (fconv_gpu_gemm_geometry_of) of random layers, small to 4096
- * channels, on devices of 1 to 1000 compute units: the depth ranges cover the depth exactly,
- * none empty, each whole steps; the column buffer and the partial sums within their 32 Mi
- * floats (the columns may exceed it only as one group's 64 columns); no columns for a 1x1
- * stride-1 unpadded layer. */
+/* The GEMMs' walk (fconv_gpu_gemm_geometry_of) of random layers, small to 4096 channels,
+ * on devices of 1 to 1000 compute units, B gathered or not, each tile forced and the model's
+ * choice: the depth ranges cover the depth exactly, none empty, each whole steps; the column
+ * buffer and the partial sums within their 32 Mi floats (the columns may exceed it only as
+ * one group's 128 columns); no columns for a 1x1 stride-1 unpadded layer or a gathered B. */
 static void check_gemm_geometry(void) {
     const int64_t cap = (int64_t)32 << 20;
     for (int i = 0; i < 60; i++) {
@@ -133,18 +134,26 @@ static void check_gemm_geometry(void) {
         if (!p) continue;
         int direct = d.r == 1 && d.s == 1 && d.stride_h == 1 && d.pad_top == 0;
         int64_t kg = d.k / d.groups, cu[] = {1, 2, 16, 132, 1000};
-        for (int u = 0; u < 5; u++) {
-            fconv_gpu_gemm_geometry g = fconv_gpu_gemm_geometry_of(p, cu[u]);
-            CHECK(g.splits >= 1 && g.kchunk > 0 && g.kchunk % FCONV_GPU_GEMM_STEP == 0);
-            CHECK(g.splits * g.kchunk >= g.kd && (g.splits - 1) * g.kchunk < g.kd);
-            CHECK(g.part_floats == (g.splits > 1 ? g.splits * g.gchunk * kg * g.ncc : 0));
-            CHECK(g.part_floats <= cap);
-            CHECK(g.direct == direct && g.ncc >= 1 && g.ncc <= g.nc && g.gchunk >= 1 &&
-                  g.gchunk <= d.groups);
-            if (direct) CHECK(g.cols_floats == 0 && g.ncc == g.nc && g.gchunk == d.groups);
-            else
-                CHECK(g.cols_floats == g.gchunk * g.kd * g.ncc &&
-                      (g.cols_floats <= cap || (g.gchunk == 1 && g.ncc <= FCONV_GPU_GEMM_TILE)));
+        for (int forced = -1; forced < FCONV_GPU_GEMM_TILES; forced++) {
+            if (forced >= 0) setenv("FCONV_GPU_GEMM_TILE", fconv_gpu_gemm_tiles[forced].name, 1);
+            for (int u = 0; u < 5; u++)
+                for (int gather = 0; gather < 2; gather++) {
+                    fconv_gpu_gemm_geometry g = fconv_gpu_gemm_geometry_of(p, cu[u], gather);
+                    CHECK(g.tile >= 0 && g.tile < FCONV_GPU_GEMM_TILES &&
+                          (forced < 0 || g.tile == forced));
+                    CHECK(g.splits >= 1 && g.kchunk > 0 && g.kchunk % FCONV_GPU_GEMM_STEP == 0);
+                    CHECK(g.splits * g.kchunk >= g.kd && (g.splits - 1) * g.kchunk < g.kd);
+                    CHECK(g.part_floats == (g.splits > 1 ? g.splits * g.gchunk * kg * g.ncc : 0));
+                    CHECK(g.part_floats <= cap && g.gemm_seconds > 0);
+                    CHECK(g.direct == direct && g.gather == (gather && !direct) && g.ncc >= 1 &&
+                          g.ncc <= g.nc && g.gchunk >= 1 && g.gchunk <= d.groups);
+                    if (direct || gather)
+                        CHECK(g.cols_floats == 0 && g.ncc == g.nc && g.gchunk == d.groups);
+                    else
+                        CHECK(g.cols_floats == g.gchunk * g.kd * g.ncc &&
+                              (g.cols_floats <= cap || (g.gchunk == 1 && g.ncc <= 128)));
+                }
+            unsetenv("FCONV_GPU_GEMM_TILE");
         }
         fconv_plan_destroy(p);
     }
@@ -190,6 +199,57 @@ static void random_conv2d(fconv_algo algo, int winograd, int i) {
     compare_ex(what, algo, 0, &d, w, d.has_bias ? b : NULL, i % 3 == 1);
     free(w);
     free(b);
+}
+
+/* compare() of a GEMM algorithm on conv2d d with random weights and bias (when d has one). */
+static void compare_random_conv2d(const char *what, fconv_algo algo, const fconv_conv2d_desc *d) {
+    int64_t nw = d->k * (d->c / (d->groups ? d->groups : 1)) * d->r * d->s;
+    float *w = malloc((size_t)nw * 4), *b = malloc((size_t)d->k * 4);
+    fill(w, nw);
+    fill(b, d->k);
+    compare(what, algo, 0, d, w, d->has_bias ? b : NULL);
+    free(w);
+    free(b);
+}
+
+/* gpu-im2col-gemm or gpu-implicit-gemm with the tile FCONV_GPU_GEMM_TILE forces (`forced`,
+ * or -1: the model's): random shapes; layers of more than one block of 128 channels and
+ * columns; a depthwise one; split-K (tiles too few for the device: the depth is cut and the
+ * partial sums added by a second kernel), also per group; the 1x1 stride-1 path, which
+ * reads x as it lies (columns across images, groups), with and without split-K; and once,
+ * a column buffer beyond its 128 MiB cap (576 x 62500 floats per group: the groups and the
+ * columns go in chunks, 2 groups x 2 column chunks; gathered, one pass). */
+static void gemm_cases(fconv_algo algo, int forced) {
+    for (int i = 0; i < 12; i++) random_conv2d(algo, 0, i + 12 * (forced + 1));
+    static const fconv_conv2d_desc shapes[] = {
+        {.n = 1, .c = 19, .h = 37, .w = 75, .k = 70, .r = 3, .s = 3, .pad_top = 1,
+         .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .has_bias = 1,
+         .activation = FCONV_ACTIVATION_RELU},
+        {.n = 2, .c = 40, .h = 20, .w = 30, .k = 260, .r = 3, .s = 3, .stride_h = 2,
+         .stride_w = 1, .pad_top = 1, .pad_left = 2, .dilation_h = 2, .has_bias = 1},
+        {.n = 2, .c = 12, .h = 9, .w = 14, .k = 12, .r = 3, .s = 3, .pad_top = 2, .pad_left = 1,
+         .groups = 12},
+        {.n = 1, .c = 300, .h = 6, .w = 6, .k = 70, .r = 3, .s = 3, .pad_top = 1,
+         .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .has_bias = 1,
+         .activation = FCONV_ACTIVATION_RELU},
+        {.n = 2, .c = 300, .h = 5, .w = 4, .k = 70, .r = 3, .s = 2, .pad_top = 1, .groups = 2,
+         .has_bias = 1},
+        {.n = 3, .c = 80, .h = 9, .w = 13, .k = 140, .r = 1, .s = 1, .groups = 2, .has_bias = 1,
+         .activation = FCONV_ACTIVATION_RELU},
+        {.n = 2, .c = 600, .h = 3, .w = 5, .k = 20, .r = 1, .s = 1},
+        {.n = 1, .c = 1, .h = 1, .w = 1, .k = 1, .r = 1, .s = 1, .has_bias = 1}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "conv2d-gemm #%d tile %s", (int)i,
+                 forced < 0 ? "auto" : fconv_gpu_gemm_tiles[forced].name);
+        compare_random_conv2d(what, algo, &shapes[i]);
+    }
+    if (forced == 0) {
+        fconv_conv2d_desc d = {.n = 1, .c = 128, .h = 250, .w = 250, .k = 6, .r = 3, .s = 3,
+                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                               .groups = 2, .has_bias = 1};
+        compare_random_conv2d("conv2d-chunked", algo, &d);
+    }
 }
 
 /* Planning algo for d fails with EUNSUPPORTED and a reason naming the algorithm. */
@@ -312,9 +372,8 @@ int main(int argc, char **argv) {
 
     check_gemm_geometry();
 
-    /* gpu-winograd-2x2 and gpu-im2col-gemm on random shapes. */
+    /* gpu-winograd-2x2 on random shapes; the GEMMs with every tile (FCONV_GPU_GEMM_TILE). */
     for (int i = 0; i < 24; i++) random_conv2d(FCONV_ALGO_GPU_WINOGRAD_2X2, 1, i);
-    for (int i = 0; i < 24; i++) random_conv2d(FCONV_ALGO_GPU_IM2COL_GEMM, 0, i);
     for (int i = 0; i < 6; i++) random_conv2d(FCONV_ALGO_AUTO, i % 2, i);
     {
         /* Bigger than one 2 x 16-tile block and one 64-channel block; a depthwise one. */
@@ -325,52 +384,17 @@ int main(int argc, char **argv) {
         fill(w, 70 * 19 * 9);
         fill(b, 70);
         compare("conv2d-wide", FCONV_ALGO_GPU_WINOGRAD_2X2, 0, &d, w, b);
-        compare("conv2d-wide", FCONV_ALGO_GPU_IM2COL_GEMM, 0, &d, w, b);
         compare_ex("conv2d-wide-late", FCONV_ALGO_GPU_WINOGRAD_2X2, 0, &d, w, b, 1);
         fconv_conv2d_desc dw = {.n = 2, .c = 12, .h = 9, .w = 14, .k = 12, .r = 3, .s = 3,
                                 .pad_top = 2, .pad_left = 1, .groups = 12};
         compare("conv2d-depthwise", FCONV_ALGO_GPU_WINOGRAD_2X2, 0, &dw, w, NULL);
-        compare("conv2d-depthwise", FCONV_ALGO_GPU_IM2COL_GEMM, 0, &dw, w, NULL);
         free(w);
     }
-    {
-        /* gpu-im2col-gemm's split-K (tiles too few for the device: the depth is cut and the
-         * partial sums added by a second kernel), also per group; its 1x1 stride-1 path,
-         * which reads x as it lies (columns across images, groups), with and without
-         * split-K. */
-        static const fconv_conv2d_desc shapes[] = {
-            {.n = 1, .c = 300, .h = 6, .w = 6, .k = 70, .r = 3, .s = 3, .pad_top = 1,
-             .pad_bottom = 1, .pad_left = 1, .pad_right = 1, .has_bias = 1,
-             .activation = FCONV_ACTIVATION_RELU},
-            {.n = 2, .c = 300, .h = 5, .w = 4, .k = 70, .r = 3, .s = 2, .pad_top = 1,
-             .groups = 2, .has_bias = 1},
-            {.n = 3, .c = 80, .h = 9, .w = 13, .k = 140, .r = 1, .s = 1, .groups = 2,
-             .has_bias = 1, .activation = FCONV_ACTIVATION_RELU},
-            {.n = 2, .c = 600, .h = 3, .w = 5, .k = 20, .r = 1, .s = 1},
-            {.n = 1, .c = 1, .h = 1, .w = 1, .k = 1, .r = 1, .s = 1, .has_bias = 1}};
-        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-            const fconv_conv2d_desc *d = &shapes[i];
-            int64_t nw = d->k * (d->c / (d->groups ? d->groups : 1)) * d->r * d->s;
-            float *w = malloc((size_t)nw * 4), *b = malloc((size_t)d->k * 4);
-            fill(w, nw);
-            fill(b, d->k);
-            compare("conv2d-split-direct", FCONV_ALGO_GPU_IM2COL_GEMM, 0, d, w,
-                    d->has_bias ? b : NULL);
-            free(w);
-            free(b);
-        }
-    }
-    {
-        /* A column buffer beyond its 128 MiB cap (576 x 62500 floats per group): the groups
-         * and the columns go in chunks (2 groups x 2 column chunks). */
-        fconv_conv2d_desc d = {.n = 1, .c = 128, .h = 250, .w = 250, .k = 6, .r = 3, .s = 3,
-                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
-                               .groups = 2, .has_bias = 1};
-        float *w = malloc(6 * 64 * 9 * 4), b[6];
-        fill(w, 6 * 64 * 9);
-        fill(b, 6);
-        compare("conv2d-chunked", FCONV_ALGO_GPU_IM2COL_GEMM, 0, &d, w, b);
-        free(w);
+    for (int forced = -1; forced < FCONV_GPU_GEMM_TILES; forced++) {
+        if (forced >= 0) setenv("FCONV_GPU_GEMM_TILE", fconv_gpu_gemm_tiles[forced].name, 1);
+        gemm_cases(FCONV_ALGO_GPU_IM2COL_GEMM, forced);
+        gemm_cases(FCONV_ALGO_GPU_IMPLICIT_GEMM, forced);
+        unsetenv("FCONV_GPU_GEMM_TILE");
     }
     {
         /* gpu-winograd-2x2 declines what is not 3x3 / stride 1 / dilation 1, naming itself. */
@@ -398,14 +422,15 @@ int main(int argc, char **argv) {
         CHECK_STR_CONTAINS(fconv_last_error(), "gpu-winograd-2x2");
         CHECK_STR_CONTAINS(fconv_last_error(), "cpu");
     }
-    /* AUTO on the device considers both: Winograd for a wide 3x3 stride-1 layer. */
+    /* AUTO on the device weighs every conv2d algorithm: for this 3x3 stride-1 layer the H200
+     * ran gpu-implicit-gemm in 0.040 ms, gpu-im2col-gemm in 0.048, gpu-winograd-2x2 in 0.050. */
     {
         fconv_conv2d_desc d = {.n = 1, .c = 64, .h = 56, .w = 56, .k = 64, .r = 3, .s = 3,
                                .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
         float *w = calloc(64 * 64 * 9, 4);
         fconv_options o = {.device = dev};
         CHECK(fconv_plan_conv2d(&d, &o, w, NULL, &p) == FCONV_OK);
-        CHECKF(fconv_plan_algo(p) == FCONV_ALGO_GPU_WINOGRAD_2X2, "AUTO chose %s",
+        CHECKF(fconv_plan_algo(p) == FCONV_ALGO_GPU_IMPLICIT_GEMM, "AUTO chose %s",
                fconv_algo_name(fconv_plan_algo(p)));
         fconv_plan_destroy(p);
         free(w);
