@@ -123,17 +123,21 @@ static double cost_gemm_walk(const fconv_plan *p, int gather) {
 static double cost_implicit(const fconv_plan *p) { return cost_gemm_walk(p, 1); }
 static double cost_im2col(const fconv_plan *p) { return cost_gemm_walk(p, 0); }
 
-/* gpu-winograd-2x2: a block makes 2 x 16 tiles x 16 output channels, looping over the input
- * channels in chunks of 8; plus the filter transform when the weights come at execute
- * time (not in the fit: estimated from its work). */
+/* gpu-winograd-2x2 (fconv_gpu_winograd_geometry_of), fitted to the same H200 runs (93 tile
+ * and layer pairs, median error 8%): per chunk of output tiles the two transforms' launches,
+ * the GEMMs (0.8 of the column buffer's GEMM time: V's rows are whole channels, M needs no
+ * bias), the transformed inputs and products written and read (16 (C + K) floats per tile),
+ * split-K's partial sums, the outputs; plus the filter transform when the weights come at
+ * execute time (estimated from its work). */
 static double cost_winograd(const fconv_plan *p) {
+    fconv_gpu_gemm_geometry g = fconv_gpu_winograd_geometry_of(p, (int64_t)GPU_SM_COUNT);
     const fconv_conv2d_desc *d = &p->conv2d;
-    double cg = (double)(d->c / d->groups);
-    double blocks = (double)d->n * ceil((double)((p->out_h + 1) / 2) / 2.0) *
-                    ceil((double)((p->out_w + 1) / 2) / 16.0) *
-                    ceil((double)(d->k / d->groups) / 16.0) * (double)d->groups;
-    double t = 3.0e-6 + waves(blocks, 2.0) * 8.0 * ceil(cg / 8.0) * 0.746e-6;
-    if (!p->weights) t += 1e-5 + (double)d->k * cg * 16.0 * 0.01e-9;
+    double passes = ceil((double)g.nc / (double)g.ncc);
+    double vm = 16.0 * (double)(d->c + d->k) * (double)g.nc;
+    double part = g.splits > 1 ? (double)g.splits * 16.0 * (double)d->k * (double)g.nc : 0.0;
+    double t = passes * 21e-6 + 0.8 * g.gemm_seconds + vm * 3.5e-12 + part * 15.8e-12 +
+               (double)fconv_plan_output_elements(p) * GPU_OUTPUT_WRITE;
+    if (!p->weights) t += 1e-5 + (double)d->k * (double)(d->c / d->groups) * 16.0 * 0.01e-9;
     return t;
 }
 
@@ -185,7 +189,8 @@ const struct fconv_algorithm fconv_algorithm_gpu_implicit_gemm = GPU_ENTRY(
     FCONV_SERVES_CONV2D, cost_implicit);
 const struct fconv_algorithm fconv_algorithm_gpu_winograd_2x2 = GPU_ENTRY_EX(
     FCONV_ALGO_GPU_WINOGRAD_2X2, "gpu-winograd-2x2",
-    "GPU: fused Winograd F(2x2,3x3), filters transformed once per plan; 3x3 stride-1 only",
+    "GPU: Winograd F(2x2,3x3) through the tiled GEMM (16 products per 2x2 tile), filters "
+    "transformed once per plan; 3x3 stride-1 only",
     FCONV_SERVES_CONV2D, cost_winograd, supports_winograd, 1e-6);
 const struct fconv_algorithm fconv_algorithm_gpu_im2col_gemm = GPU_ENTRY(
     FCONV_ALGO_GPU_IM2COL_GEMM, "gpu-im2col-gemm",

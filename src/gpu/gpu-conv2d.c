@@ -25,8 +25,6 @@ fconv_status fconv_gpu_conv2d_run(const fconv_plan *plan, const fconv_gpu_io *io
 /* Rows of the column buffer per thread of conv2d_im2col. */
 #define IM2COL_ROWS 32
 
-/* Shared memory of conv2d_winograd_2x2 (gpu-kernels.h): 8 x 240 + 16 x 8 x 32 + 16 x 8 x 16. */
-#define WINOGRAD_LOCAL_BYTES ((8 * 240 + 16 * 8 * 32 + 16 * 8 * 16) * 4)
 /* The largest GEMM kernel's: As 16 x 132 and Bs 16 x 128 floats. */
 #define GEMM_LOCAL_BYTES ((16 * 132 + 16 * 128) * 4)
 
@@ -34,11 +32,11 @@ fconv_status fconv_gpu_conv2d_run(const fconv_plan *plan, const fconv_gpu_io *io
  * registers ptxas gives them on sm_90 allow (64 x 64: 191 / 249 registers x 64 threads;
  * 64 x 128: 233 / 245 x 128; 128 x 128: 229 / 233 x 256). step_seconds: fitted to H200
  * kernel times of the 64 conv2d layers of the suite with each tile forced (bench/
- * gpu_gemm_tiles.c; docs/gpu.md, median errors 7-17%). */
+ * gpu_gemm_tiles.c; docs/gpu.md, median errors 9-16%). */
 const fconv_gpu_gemm_tile fconv_gpu_gemm_tiles[FCONV_GPU_GEMM_TILES] = {
-    {"64x64", 64, 64, 64, {5, 4}, {0.193e-6, 0.177e-6}},
-    {"64x128", 64, 128, 128, {2, 2}, {0.148e-6, 0.163e-6}},
-    {"128x128", 128, 128, 256, {1, 1}, {0.160e-6, 0.168e-6}},
+    {"64x64", 64, 64, 64, {5, 4}, {0.184e-6, 0.168e-6}},
+    {"64x128", 64, 128, 128, {2, 2}, {0.141e-6, 0.155e-6}},
+    {"128x128", 128, 128, 256, {1, 1}, {0.152e-6, 0.162e-6}},
 };
 
 /* The tile FCONV_GPU_GEMM_TILE names, or -1 (unset or unknown: the model chooses). */
@@ -50,12 +48,12 @@ static int forced_tile(void) {
 }
 
 /* Split-K and the modelled GEMM time of geometry c (columns and groups per pass set) with
- * tile t: a wave is the device's resident blocks, each stepping through its range. */
-static void split_and_time(fconv_gpu_gemm_geometry *c, const fconv_plan *plan,
+ * tile t, for `groups` GEMMs of kg rows: a wave is the device's resident blocks, each
+ * stepping through its range. */
+static void split_and_time(fconv_gpu_gemm_geometry *c, int64_t kg, int64_t groups,
                            int64_t compute_units, int t) {
     const fconv_gpu_gemm_tile *tile = &fconv_gpu_gemm_tiles[t];
-    const fconv_conv2d_desc *d = &plan->conv2d;
-    int64_t kg = d->k / d->groups, outputs = c->gchunk * kg * c->ncc;
+    int64_t outputs = c->gchunk * kg * c->ncc;
     int64_t resident = tile->resident[c->gather] * compute_units;
     int64_t blocks = fconv_gpu_div_up(c->ncc, tile->cols) * fconv_gpu_div_up(kg, tile->rows) *
                      c->gchunk;
@@ -69,10 +67,24 @@ static void split_and_time(fconv_gpu_gemm_geometry *c, const fconv_plan *plan,
     c->splits = fconv_gpu_div_up(c->kd, c->kchunk); /* no empty range */
     c->part_floats = c->splits > 1 ? c->splits * outputs : 0;
     double passes = (double)fconv_gpu_div_up(c->nc, c->ncc) *
-                    (double)fconv_gpu_div_up(d->groups, c->gchunk);
+                    (double)fconv_gpu_div_up(groups, c->gchunk);
     double waves = (double)(blocks * c->splits) / (double)resident;
     c->gemm_seconds = passes * (waves < 1.0 ? 1.0 : waves) * (double)c->kchunk *
                       tile->step_seconds[c->gather];
+}
+
+/* The tile FCONV_GPU_GEMM_TILE forces, else the one of least modelled time. */
+static fconv_gpu_gemm_geometry choose_tile(fconv_gpu_gemm_geometry c, int64_t kg,
+                                           int64_t groups, int64_t compute_units) {
+    int forced = forced_tile();
+    fconv_gpu_gemm_geometry best = c;
+    for (int t = 0; t < FCONV_GPU_GEMM_TILES; t++) {
+        if (forced >= 0 && t != forced) continue;
+        fconv_gpu_gemm_geometry g = c;
+        split_and_time(&g, kg, groups, compute_units, t);
+        if (t == forced || t == 0 || g.gemm_seconds < best.gemm_seconds) best = g;
+    }
+    return best;
 }
 
 fconv_gpu_gemm_geometry fconv_gpu_gemm_geometry_of(const fconv_plan *plan, int64_t compute_units,
@@ -98,18 +110,22 @@ fconv_gpu_gemm_geometry fconv_gpu_gemm_geometry_of(const fconv_plan *plan, int64
         if (c.gchunk > d->groups) c.gchunk = d->groups;
         c.cols_floats = c.gchunk * c.kd * c.ncc;
     }
-    int forced = forced_tile();
-    if (forced >= 0) {
-        split_and_time(&c, plan, compute_units, forced);
-        return c;
-    }
-    fconv_gpu_gemm_geometry best = c;
-    for (int t = 0; t < FCONV_GPU_GEMM_TILES; t++) {
-        fconv_gpu_gemm_geometry g = c;
-        split_and_time(&g, plan, compute_units, t);
-        if (t == 0 || g.gemm_seconds < best.gemm_seconds) best = g;
-    }
-    return best;
+    return choose_tile(c, d->k / d->groups, d->groups, compute_units);
+}
+
+fconv_gpu_gemm_geometry fconv_gpu_winograd_geometry_of(const fconv_plan *plan,
+                                                       int64_t compute_units) {
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    fconv_gpu_gemm_geometry c;
+    memset(&c, 0, sizeof c);
+    c.kd = d->c / d->groups;
+    c.nc = d->n * ((plan->out_h + 1) / 2) * ((plan->out_w + 1) / 2);
+    c.ncc = IM2COL_CAP_FLOATS / (16 * (d->c + d->k)) / 128 * 128;
+    if (c.ncc < 128) c.ncc = 128;
+    if (c.ncc > c.nc) c.ncc = c.nc;
+    c.gchunk = 16 * d->groups;
+    c.cols_floats = 16 * (d->c + d->k) * c.ncc;
+    return choose_tile(c, d->k / d->groups, 16 * d->groups, compute_units);
 }
 
 /* The GEMM kernels keep offsets and depths in 32 bits (64-bit ones cost registers): the
@@ -135,10 +151,10 @@ static fconv_status winograd_filter(const fconv_plan *plan, const fconv_gpu_io *
                                     fconv_gpu_buf *w, fconv_gpu_buf *u) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     fconv_gpu_arg args[] = {fconv_gpu_buf_arg(w), fconv_gpu_buf_arg(u), fconv_gpu_i64_arg(d->k),
-                            fconv_gpu_i64_arg(d->c / d->groups), fconv_gpu_i64_arg(d->groups)};
+                            fconv_gpu_i64_arg(d->c / d->groups)};
     int64_t groups[3] = {fconv_gpu_div_up(d->k * (d->c / d->groups), 256), 1, 1};
     int64_t local[3] = {256, 1, 1};
-    return io->ops->launch(io->gpu, "conv2d_winograd_filter", groups, local, args, 5, io->timing);
+    return io->ops->launch(io->gpu, "conv2d_winograd_filter", groups, local, args, 4, io->timing);
 }
 
 static int is_gemm(const fconv_plan *plan) {
@@ -147,33 +163,81 @@ static int is_gemm(const fconv_plan *plan) {
 }
 
 fconv_status fconv_gpu_conv2d_prepare(const fconv_plan *plan, const fconv_gpu_io *io,
-                                      fconv_gpu_buf **work, int *ready,
-                                      fconv_gpu_gemm_geometry *gemm, int *has_gemm) {
-    *work = NULL;
-    *ready = 0;
-    *has_gemm = 0;
-    fconv_status st = FCONV_OK;
-    if (plan->algo->id == FCONV_ALGO_GPU_WINOGRAD_2X2 && tiled_ok(io, WINOGRAD_LOCAL_BYTES)) {
-        st = io->ops->alloc(io->gpu, (size_t)winograd_u_floats(plan) * sizeof(float), work);
-        if (st == FCONV_OK && io->w) {
-            st = winograd_filter(plan, io, io->w, *work);
-            *ready = st == FCONV_OK;
+                                      fconv_gpu_conv2d_state *st) {
+    memset(st, 0, sizeof *st);
+    if (!tiled_ok(io, GEMM_LOCAL_BYTES)) return FCONV_OK; /* one thread per output */
+    fconv_gpu_gemm_geometry *c = &st->gemm;
+    fconv_status status = FCONV_OK;
+    if (plan->algo->id == FCONV_ALGO_GPU_WINOGRAD_2X2) {
+        *c = fconv_gpu_winograd_geometry_of(plan, io->limits.compute_units);
+        if (!gemm_fits_32bit(plan, c)) return FCONV_OK;
+        st->has_gemm = 1;
+        status = io->ops->alloc(io->gpu, (size_t)winograd_u_floats(plan) * sizeof(float),
+                                &st->work);
+        if (status == FCONV_OK)
+            status = io->ops->alloc(io->gpu, (size_t)(c->cols_floats + c->part_floats) *
+                                                 sizeof(float), &st->scratch);
+        if (status == FCONV_OK && io->w) {
+            status = winograd_filter(plan, io, io->w, st->work);
+            st->work_ready = status == FCONV_OK;
         }
-    } else if (is_gemm(plan) && tiled_ok(io, GEMM_LOCAL_BYTES)) {
-        *gemm = fconv_gpu_gemm_geometry_of(plan, io->limits.compute_units,
-                                           plan->algo->id == FCONV_ALGO_GPU_IMPLICIT_GEMM);
-        if (!gemm_fits_32bit(plan, gemm)) return FCONV_OK; /* one thread per output */
-        *has_gemm = 1;
-        if (gemm->cols_floats + gemm->part_floats > 0)
-            st = io->ops->alloc(io->gpu,
-                                (size_t)(gemm->cols_floats + gemm->part_floats) * sizeof(float),
-                                work);
+    } else if (is_gemm(plan)) {
+        *c = fconv_gpu_gemm_geometry_of(plan, io->limits.compute_units,
+                                        plan->algo->id == FCONV_ALGO_GPU_IMPLICIT_GEMM);
+        if (!gemm_fits_32bit(plan, c)) return FCONV_OK;
+        st->has_gemm = 1;
+        if (c->cols_floats + c->part_floats > 0)
+            status = io->ops->alloc(io->gpu, (size_t)(c->cols_floats + c->part_floats) *
+                                                 sizeof(float), &st->work);
     }
-    return st;
+    return status;
 }
 
+/* One GEMM launch of walk c (and split-K's reduction): A = a, B = bsrc (a matrix or x),
+ * Y = y, partial sums in part; ints are the kernels' integer arguments in GM_PARAMS order,
+ * bias NULL or applied with ReLU in the epilogue. */
+static fconv_status launch_gemm(const fconv_gpu_io *io, const fconv_gpu_gemm_geometry *c,
+                                fconv_gpu_buf *bsrc, fconv_gpu_buf *a, fconv_gpu_buf *bias,
+                                fconv_gpu_buf *y, fconv_gpu_buf *part, const int64_t ints[30]) {
+    static const char *const kernels[2][FCONV_GPU_GEMM_TILES] = {
+        {"conv2d_gemm_64x64", "conv2d_gemm_64x128", "conv2d_gemm_128x128"},
+        {"conv2d_igemm_64x64", "conv2d_igemm_64x128", "conv2d_igemm_128x128"}};
+    enum { PART_OFF, K, KD, PQ, G, G0, GCOUNT, N0, NCC, SPLITS = 27, RELU = 29 };
+    const fconv_gpu_gemm_tile *tile = &fconv_gpu_gemm_tiles[c->tile];
+    fconv_gpu_arg args[35];
+    int n = 0;
+    args[n++] = fconv_gpu_buf_arg(bsrc);
+    args[n++] = fconv_gpu_buf_arg(a);
+    args[n++] = fconv_gpu_buf_arg(bias);
+    args[n++] = fconv_gpu_buf_arg(y);
+    args[n++] = fconv_gpu_buf_arg(part);
+    for (int i = 0; i < 30; i++) args[n++] = fconv_gpu_i64_arg(ints[i]);
+    int64_t groups[3] = {fconv_gpu_div_up(ints[NCC], tile->cols),
+                         fconv_gpu_div_up(ints[K] / ints[G], tile->rows), ints[GCOUNT] * c->splits};
+    int64_t local[3] = {tile->threads, 1, 1};
+    fconv_status st = io->ops->launch(io->gpu, kernels[c->gather][c->tile], groups, local, args,
+                                      n, io->timing);
+    if (st != FCONV_OK || c->splits == 1) return st;
+    fconv_gpu_arg rargs[] = {
+        fconv_gpu_buf_arg(part), fconv_gpu_buf_arg(bias), fconv_gpu_buf_arg(y),
+        fconv_gpu_i64_arg(ints[PART_OFF]), fconv_gpu_i64_arg(ints[K]), fconv_gpu_i64_arg(ints[PQ]),
+        fconv_gpu_i64_arg(ints[G]), fconv_gpu_i64_arg(ints[G0]), fconv_gpu_i64_arg(ints[GCOUNT]),
+        fconv_gpu_i64_arg(ints[N0]), fconv_gpu_i64_arg(ints[NCC]), fconv_gpu_i64_arg(ints[SPLITS]),
+        fconv_gpu_i64_arg(ints[RELU])};
+    int64_t rgroups[3] = {fconv_gpu_div_up(ints[GCOUNT] * (ints[K] / ints[G]) * ints[NCC], 256),
+                          1, 1};
+    int64_t rlocal[3] = {256, 1, 1};
+    return io->ops->launch(io->gpu, "conv2d_gemm_reduce", rgroups, rlocal, rargs,
+                           (int)(sizeof rargs / sizeof rargs[0]), io->timing);
+}
+
+/* gpu-winograd-2x2 (gpu-kernels.h): per chunk of output tiles, the input transform into
+ * scratch's V, the 16 G GEMMs into its M (U in work: A's groups e G + grp are its rows
+ * (e K + ko) Cg apart), the output transform into y. scratch holds M (16 K ncc floats),
+ * then V (16 C ncc), then split-K's partial sums. */
 static fconv_status run_winograd(const fconv_plan *plan, const fconv_gpu_io *io) {
     const fconv_conv2d_desc *d = &plan->conv2d;
+    const fconv_gpu_gemm_geometry *c = io->gemm;
     fconv_gpu_buf *u = io->work, *tmp = NULL;
     fconv_status st = FCONV_OK;
     if (!io->work_ready) {
@@ -185,21 +249,37 @@ static fconv_status run_winograd(const fconv_plan *plan, const fconv_gpu_io *io)
         }
         if (st == FCONV_OK) st = winograd_filter(plan, io, io->w, u);
     }
-    if (st == FCONV_OK) {
-        fconv_gpu_arg args[] = {
-            fconv_gpu_buf_arg(io->x), fconv_gpu_buf_arg(u), fconv_gpu_buf_arg(io->bias),
-            fconv_gpu_buf_arg(io->y), fconv_gpu_i64_arg(d->n), fconv_gpu_i64_arg(d->c),
-            fconv_gpu_i64_arg(d->h), fconv_gpu_i64_arg(d->w), fconv_gpu_i64_arg(d->k),
-            fconv_gpu_i64_arg(plan->out_h), fconv_gpu_i64_arg(plan->out_w),
-            fconv_gpu_i64_arg(d->pad_top), fconv_gpu_i64_arg(d->pad_left),
-            fconv_gpu_i64_arg(d->groups),
-            fconv_gpu_i64_arg(d->activation == FCONV_ACTIVATION_RELU)};
-        int64_t th = (plan->out_h + 1) / 2, tw = (plan->out_w + 1) / 2;
-        int64_t groups[3] = {d->n * fconv_gpu_div_up(th, 2) * fconv_gpu_div_up(tw, 16),
-                             fconv_gpu_div_up(d->k / d->groups, 16), d->groups};
-        int64_t local[3] = {16, 16, 1};
-        st = io->ops->launch(io->gpu, "conv2d_winograd_2x2", groups, local, args,
-                             (int)(sizeof args / sizeof args[0]), io->timing);
+    int64_t th = (plan->out_h + 1) / 2, tw = (plan->out_w + 1) / 2, cg = d->c / d->groups;
+    int64_t relu = d->activation == FCONV_ACTIVATION_RELU;
+    for (int64_t t0 = 0; t0 < c->nc && st == FCONV_OK; t0 += c->ncc) {
+        int64_t ntc = c->nc - t0 < c->ncc ? c->nc - t0 : c->ncc;
+        int64_t v_off = 16 * d->k * ntc;
+        int64_t in_ints[] = {v_off, d->c, d->h, d->w, d->pad_top, d->pad_left, th, tw, t0, ntc};
+        fconv_gpu_arg in_args[12];
+        int n = 0;
+        in_args[n++] = fconv_gpu_buf_arg(io->x);
+        in_args[n++] = fconv_gpu_buf_arg(io->scratch);
+        for (int i = 0; i < 10; i++) in_args[n++] = fconv_gpu_i64_arg(in_ints[i]);
+        int64_t groups[3] = {fconv_gpu_div_up(d->c * ntc, 256), 1, 1}, local[3] = {256, 1, 1};
+        st = io->ops->launch(io->gpu, "conv2d_winograd_2x2_input", groups, local, in_args, n,
+                             io->timing);
+        if (st != FCONV_OK) break;
+        /* M's rows: group z = e G + grp, row m of it is M[(z Kg + m) ntc + t]. */
+        int64_t ints[30] = {c->cols_floats, 16 * d->k, cg, ntc, 16 * d->groups, 0,
+                            16 * d->groups, 0, ntc, v_off, cg * ntc, ntc, 0, ntc, 0,
+                            1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, c->splits, c->kchunk, 0};
+        st = launch_gemm(io, c, io->scratch, u, NULL, io->scratch, io->scratch, ints);
+        if (st != FCONV_OK) break;
+        int64_t out_ints[] = {d->k, plan->out_h, plan->out_w, th, tw, t0, ntc, relu};
+        fconv_gpu_arg out_args[11];
+        n = 0;
+        out_args[n++] = fconv_gpu_buf_arg(io->scratch);
+        out_args[n++] = fconv_gpu_buf_arg(io->bias);
+        out_args[n++] = fconv_gpu_buf_arg(io->y);
+        for (int i = 0; i < 8; i++) out_args[n++] = fconv_gpu_i64_arg(out_ints[i]);
+        groups[0] = fconv_gpu_div_up(d->k * ntc, 256);
+        st = io->ops->launch(io->gpu, "conv2d_winograd_2x2_output", groups, local, out_args, n,
+                             io->timing);
     }
     if (tmp) {
         if (st == FCONV_OK) st = io->ops->finish(io->gpu, io->timing);
@@ -213,10 +293,6 @@ static fconv_status run_winograd(const fconv_plan *plan, const fconv_gpu_io *io)
 static fconv_status run_gemm_chunk(const fconv_plan *plan, const fconv_gpu_io *io,
                                    const fconv_gpu_gemm_geometry *c, int64_t g0, int64_t gcount,
                                    int64_t n0, int64_t ncc) {
-    static const char *const kernels[2][FCONV_GPU_GEMM_TILES] = {
-        {"conv2d_gemm_64x64", "conv2d_gemm_64x128", "conv2d_gemm_128x128"},
-        {"conv2d_igemm_64x64", "conv2d_igemm_64x128", "conv2d_igemm_128x128"}};
-    const fconv_gpu_gemm_tile *tile = &fconv_gpu_gemm_tiles[c->tile];
     const fconv_conv2d_desc *d = &plan->conv2d;
     int64_t pq = plan->out_h * plan->out_w, relu = d->activation == FCONV_ACTIVATION_RELU;
     int64_t cg = d->c / d->groups;
@@ -225,34 +301,12 @@ static fconv_status run_gemm_chunk(const fconv_plan *plan, const fconv_gpu_io *i
     int64_t b_off = c->direct ? g0 * cg * pq : 0, b_gstride = c->direct ? cg * pq : c->kd * ncc;
     int64_t ldb = c->direct ? pq : ncc, b_col0 = c->direct ? n0 : 0;
     int64_t b_cols = c->direct ? pq : ncc, b_imgstride = c->direct ? d->c * pq : 0;
-    int64_t ints[] = {c->cols_floats, d->k, c->kd, pq, d->groups, g0, gcount, n0, ncc, b_off,
-                      b_gstride, ldb, b_col0, b_cols, b_imgstride, d->c, d->h, d->w, d->r, d->s,
-                      plan->out_w, d->stride_h, d->stride_w, d->pad_top, d->pad_left,
-                      d->dilation_h, d->dilation_w, c->splits, c->kchunk, relu};
-    fconv_gpu_arg args[5 + sizeof ints / sizeof ints[0]];
-    int n = 0;
-    args[n++] = fconv_gpu_buf_arg(c->direct || c->gather ? io->x : io->work);
-    args[n++] = fconv_gpu_buf_arg(io->w);
-    args[n++] = fconv_gpu_buf_arg(io->bias);
-    args[n++] = fconv_gpu_buf_arg(io->y);
-    args[n++] = fconv_gpu_buf_arg(io->work);
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) args[n++] = fconv_gpu_i64_arg(ints[i]);
-    int64_t groups[3] = {fconv_gpu_div_up(ncc, tile->cols),
-                         fconv_gpu_div_up(d->k / d->groups, tile->rows), gcount * c->splits};
-    int64_t local[3] = {tile->threads, 1, 1};
-    fconv_status st = io->ops->launch(io->gpu, kernels[c->gather][c->tile], groups, local, args,
-                                      n, io->timing);
-    if (st != FCONV_OK || c->splits == 1) return st;
-    fconv_gpu_arg rargs[] = {
-        fconv_gpu_buf_arg(io->work), fconv_gpu_buf_arg(io->bias), fconv_gpu_buf_arg(io->y),
-        fconv_gpu_i64_arg(c->cols_floats), fconv_gpu_i64_arg(d->k), fconv_gpu_i64_arg(pq),
-        fconv_gpu_i64_arg(d->groups), fconv_gpu_i64_arg(g0), fconv_gpu_i64_arg(gcount),
-        fconv_gpu_i64_arg(n0), fconv_gpu_i64_arg(ncc), fconv_gpu_i64_arg(c->splits),
-        fconv_gpu_i64_arg(relu)};
-    int64_t rgroups[3] = {fconv_gpu_div_up(gcount * (d->k / d->groups) * ncc, 256), 1, 1};
-    int64_t rlocal[3] = {256, 1, 1};
-    return io->ops->launch(io->gpu, "conv2d_gemm_reduce", rgroups, rlocal, rargs,
-                           (int)(sizeof rargs / sizeof rargs[0]), io->timing);
+    int64_t ints[30] = {c->cols_floats, d->k, c->kd, pq, d->groups, g0, gcount, n0, ncc, b_off,
+                        b_gstride, ldb, b_col0, b_cols, b_imgstride, d->c, d->h, d->w, d->r, d->s,
+                        plan->out_w, d->stride_h, d->stride_w, d->pad_top, d->pad_left,
+                        d->dilation_h, d->dilation_w, c->splits, c->kchunk, relu};
+    return launch_gemm(io, c, c->direct || c->gather ? io->x : io->work, io->w, io->bias, io->y,
+                       io->work, ints);
 }
 
 /* gpu-implicit-gemm and gpu-im2col-gemm: chunk by chunk, im2col (where B is the column
@@ -292,7 +346,7 @@ fconv_status fconv_gpu_conv2d_run(const fconv_plan *plan, const fconv_gpu_io *io
     const fconv_conv2d_desc *d = &plan->conv2d;
     /* Where the device is too small for a tiled kernel (or the sizes for the GEMMs' 32-bit
      * offsets), prepare set up nothing and the one-thread-per-output kernel runs instead. */
-    if (plan->algo->id == FCONV_ALGO_GPU_WINOGRAD_2X2 && io->work) return run_winograd(plan, io);
+    if (plan->algo->id == FCONV_ALGO_GPU_WINOGRAD_2X2 && io->gemm) return run_winograd(plan, io);
     if (is_gemm(plan) && io->gemm) return run_gemm(plan, io);
     fconv_gpu_arg args[24];
     int n = 0;

@@ -11,10 +11,7 @@ struct gpu_state {
     const fconv_gpu_ops *ops;
     fconv_gpu *gpu;
     fconv_gpu_buf *w, *bias; /* plan-time weights on the device, or NULL */
-    fconv_gpu_buf *work;     /* the algorithm's plan-time device buffer, or NULL */
-    int work_ready;          /* work holds what the algorithm derived from w */
-    fconv_gpu_gemm_geometry gemm; /* a conv2d GEMM's walk, chosen once (has_gemm) */
-    int has_gemm;
+    fconv_gpu_conv2d_state conv2d; /* conv2d's plan-time buffers and walk */
 };
 
 static int64_t bias_elems(const fconv_plan *plan) {
@@ -43,8 +40,7 @@ fconv_status fconv_gpu_prepare(fconv_plan *plan) {
     if (st == FCONV_OK && plan->kind == FCONV_KIND_CONV2D) {
         fconv_gpu_io io = {.ops = s->ops, .gpu = s->gpu, .w = s->w, .bias = s->bias};
         s->ops->limits(s->gpu, &io.limits);
-        st = fconv_gpu_conv2d_prepare(plan, &io, &s->work, &s->work_ready, &s->gemm,
-                                      &s->has_gemm);
+        st = fconv_gpu_conv2d_prepare(plan, &io, &s->conv2d);
         if (st == FCONV_OK) st = s->ops->finish(s->gpu, NULL);
     }
     s->ops->unlock(s->gpu);
@@ -58,7 +54,8 @@ void fconv_gpu_release(fconv_plan *plan) {
         s->ops->lock(s->gpu);
         s->ops->free(s->w);
         s->ops->free(s->bias);
-        s->ops->free(s->work);
+        s->ops->free(s->conv2d.work);
+        s->ops->free(s->conv2d.scratch);
         s->ops->unlock(s->gpu);
     }
     free(s);
@@ -69,8 +66,9 @@ fconv_status fconv_gpu_execute(const fconv_plan *plan, const float *x, const flo
                                const float *bias, float *y, fconv_gpu_run_fn run) {
     const struct gpu_state *s = plan->algo_state;
     fconv_gpu_timing timing = {0.0, 0.0};
-    fconv_gpu_io io = {.ops = s->ops, .gpu = s->gpu, .timing = &timing, .work = s->work,
-                       .gemm = s->has_gemm ? &s->gemm : NULL};
+    fconv_gpu_io io = {.ops = s->ops, .gpu = s->gpu, .timing = &timing, .work = s->conv2d.work,
+                       .scratch = s->conv2d.scratch,
+                       .gemm = s->conv2d.has_gemm ? &s->conv2d.gemm : NULL};
     s->ops->limits(s->gpu, &io.limits);
     fconv_gpu_buf *own_w = NULL, *own_bias = NULL;
     s->ops->lock(s->gpu);
@@ -84,7 +82,7 @@ fconv_status fconv_gpu_execute(const fconv_plan *plan, const float *x, const flo
         if (s->bias && bias == plan->bias) io.bias = s->bias;
         else st = upload_new(s->ops, s->gpu, bias, bias_elems(plan), &own_bias, &timing), io.bias = own_bias;
     }
-    io.work_ready = s->work_ready && io.w == s->w;
+    io.work_ready = s->conv2d.work_ready && io.w == s->w;
     if (st == FCONV_OK) st = s->ops->alloc(s->gpu, (size_t)plan->y_elems * sizeof(float), &io.y);
     if (st == FCONV_OK) st = run(plan, &io);
     if (st == FCONV_OK)

@@ -11,18 +11,19 @@
 
 struct fconv_gpu_gemm_geometry;
 
-/* The operands of one execute, on the device. bias is NULL without has_bias. work is the
- * plan's device scratch (fconv_gpu_conv2d_prepare), NULL for most algorithms; work_ready
- * says it already holds what prepare derived from w (gpu-winograd-2x2's transformed
- * filters: true when w is the plan's weights). gemm is the walk prepare chose for a conv2d
- * GEMM algorithm (NULL otherwise, or where the tiled kernels cannot run). */
+/* The operands of one execute, on the device. bias is NULL without has_bias. work and
+ * scratch are the plan's device buffers (fconv_gpu_conv2d_prepare), NULL for most
+ * algorithms; work_ready says work already holds what prepare derived from w
+ * (gpu-winograd-2x2's transformed filters: true when w is the plan's weights). gemm is the
+ * walk prepare chose for a conv2d GEMM or Winograd (NULL otherwise, or where the tiled
+ * kernels cannot run). */
 typedef struct fconv_gpu_io {
     const fconv_gpu_ops *ops;
     fconv_gpu *gpu;
     fconv_gpu_limits limits;
     fconv_gpu_buf *x, *w, *bias, *y;
     fconv_gpu_timing *timing;
-    fconv_gpu_buf *work;
+    fconv_gpu_buf *work, *scratch;
     int work_ready;
     const struct fconv_gpu_gemm_geometry *gemm;
 } fconv_gpu_io;
@@ -68,15 +69,28 @@ typedef struct fconv_gpu_gemm_geometry {
 fconv_gpu_gemm_geometry fconv_gpu_gemm_geometry_of(const fconv_plan *plan, int64_t compute_units,
                                                    int gather);
 
-/* conv2d's plan-time device state (gpu-conv2d.c), called by fconv_gpu_prepare with io's
- * ops/gpu/limits set and io->w the plan's weights on the device (or NULL): allocates *work
- * when the algorithm needs one (gpu-winograd-2x2: transformed filters, filled from io->w when
- * given, then *ready = 1; the GEMMs: the column buffer and split-K's partial sums), else
- * leaves it NULL; for the GEMMs, sets *gemm to the walk and *has_gemm to 1 where the tiled
- * kernels can run. */
+/* gpu-winograd-2x2's walk: the output tiles (2 x 2 outputs each) in chunks of ncc of the nc,
+ * the 16 G GEMMs of a chunk (kd = Cg deep; gchunk = 16 G) as one launch in the tile of the
+ * model's choice. cols_floats is the chunk's transformed inputs and products,
+ * 16 (C + K) ncc floats. */
+fconv_gpu_gemm_geometry fconv_gpu_winograd_geometry_of(const fconv_plan *plan,
+                                                       int64_t compute_units);
+
+/* conv2d's plan-time device state (gpu-conv2d.c): work holds gpu-winograd-2x2's transformed
+ * filters (work_ready: derived from the plan's weights) or the GEMMs' column buffer and
+ * split-K's partial sums; scratch holds gpu-winograd-2x2's transformed inputs, products
+ * and partial sums; gemm is the GEMM walk (has_gemm where the tiled kernels can run). */
+typedef struct fconv_gpu_conv2d_state {
+    fconv_gpu_buf *work, *scratch;
+    int work_ready, has_gemm;
+    fconv_gpu_gemm_geometry gemm;
+} fconv_gpu_conv2d_state;
+
+/* Called by fconv_gpu_prepare with io's ops/gpu/limits set and io->w the plan's weights on
+ * the device (or NULL): sets up *st (zeroed first) for the plan's algorithm, allocating what
+ * it needs on the device; on failure what it allocated is in *st for the caller to free. */
 fconv_status fconv_gpu_conv2d_prepare(const fconv_plan *plan, const fconv_gpu_io *io,
-                                      fconv_gpu_buf **work, int *ready,
-                                      fconv_gpu_gemm_geometry *gemm, int *has_gemm);
+                                      fconv_gpu_conv2d_state *st);
 
 /* The execute skeleton: host pointers in and out, run() launches the kernels. */
 fconv_status fconv_gpu_execute(const fconv_plan *plan, const float *x, const float *w,

@@ -310,19 +310,26 @@ KERNEL void conv2d_naive(GLOBAL const float *RESTRICT x, GLOBAL const float *RES
     }
 }
 
-/* ---- conv2d: fused Winograd F(2x2,3x3) (gpu-winograd-2x2) --------------------------------
+/* ---- conv2d: Winograd F(2x2,3x3) through the GEMM kernels (gpu-winograd-2x2) --------------
  * The matrices of src/algo/winograd-transforms.c: B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0;
  * 0 1 0 -1], G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], A^T = [1 1 1 0; 0 1 -1 -1].
- * Transformed filters U[e][grp][c][k] (e = 4 xi + nu of the 4 x 4 tile, k fastest). */
+ * e = 4 xi + nu indexes the 4 x 4 transformed tile. Three steps per chunk of ntc output
+ * tiles (tile t0 + t = (image, th, tw), TH x TW per image):
+ *   1. V[e][c][t] = (B^T d B)[e] of input channel c's 4 x 4 patch of tile t;
+ *   2. M[e][ko][t] = sum_c U[e][ko][c] V[e][grp c][t]: 16 G GEMMs (Kg x Cg times Cg x ntc)
+ *      by conv2d_gemm_* with the groups numbered e G + grp;
+ *   3. y = A^T M A per (ko, tile), bias and ReLU, its valid part written.
+ * The products of step 2 are 16 per 4 outputs against 36 for the direct sum: 2.25x fewer,
+ * at the price of V and M in memory (4x the input and 4x the output per chunk). */
 
-/* U = G g G^T for every (output channel, input channel of its group): one thread each. */
+/* U[e][ko][c] = (G g G^T)[e] for every (output channel ko, input channel c of its group):
+ * one thread each. */
 KERNEL void conv2d_winograd_filter(GLOBAL const float *RESTRICT w, GLOBAL float *RESTRICT u,
-                                   i64 K, i64 Cg, i64 G) {
-    i64 T = LSIZE(0), total = K * Cg, Kg = K / G;
+                                   i64 K, i64 Cg) {
+    i64 T = LSIZE(0), total = K * Cg;
     for (i64 g = GROUP(0); g * T < total; g += NGROUPS(0)) {
         i64 e = g * T + LID(0);
         if (e >= total) continue;
-        i64 ko = e / Cg, c = e - ko * Cg, grp = ko / Kg, k = ko - grp * Kg;
         GLOBAL const float *gw = w + e * 9;
         float t[4][3]; /* G g: rows of G times the 3 x 3 filter */
         for (int j = 0; j < 3; j++) {
@@ -332,128 +339,83 @@ KERNEL void conv2d_winograd_filter(GLOBAL const float *RESTRICT w, GLOBAL float 
             t[2][j] = 0.5f * (g0 - g1 + g2);
             t[3][j] = g2;
         }
-        i64 stride = G * Cg * Kg, base = (grp * Cg + c) * Kg + k;
         for (int i = 0; i < 4; i++) { /* (G g) G^T */
             float g0 = t[i][0], g1 = t[i][1], g2 = t[i][2];
-            u[(i * 4 + 0) * stride + base] = g0;
-            u[(i * 4 + 1) * stride + base] = 0.5f * (g0 + g1 + g2);
-            u[(i * 4 + 2) * stride + base] = 0.5f * (g0 - g1 + g2);
-            u[(i * 4 + 3) * stride + base] = g2;
+            u[(i * 4 + 0) * total + e] = g0;
+            u[(i * 4 + 1) * total + e] = 0.5f * (g0 + g1 + g2);
+            u[(i * 4 + 2) * total + e] = 0.5f * (g0 - g1 + g2);
+            u[(i * 4 + 3) * total + e] = g2;
         }
     }
 }
 
-/* One fused kernel per (tile block x output-channel block x group). A block of 16 x 16
- * threads owns WG_TBH x WG_TBW = 2 x 16 output tiles (4 x 32 outputs) of one image and
- * WG_KB = 16 output channels; input channels go in chunks of WG_CB = 8:
- *   1. the chunk's 6 x 34 input region per channel goes to shared memory (zero outside the
- *      image: padding and partial tiles), columns split by parity and rows WG_RS = 40 floats
- *      apart, so the stride-2 reads of step 2 hit 32 distinct banks per warp;
- *   2. one thread per (channel, tile) forms V = B^T d B into Vs[e][c][t] (a warp: 32
- *      consecutive t, conflict-free) while the block loads the chunk's U into Us[e][c][k];
- *   3. thread (tx, ty) multiply-accumulates the 16 independent products of tiles tx and
- *      tx + 16 against output channel ty (Vs reads consecutive, Us reads broadcast).
- * Then A^T m A, bias, ReLU, and the valid part of each 2 x 2 output tile is written.
- * Shared memory: (8 * 240 + 16 * 8 * 32 + 16 * 8 * 16) floats = 31.5 KiB. */
-#define WG_TBH 2
-#define WG_TBW 16
-#define WG_KB 16
-#define WG_CB 8
-#define WG_RS 40
-#define WG_CS (6 * WG_RS)
-KERNEL void conv2d_winograd_2x2(GLOBAL const float *RESTRICT x, GLOBAL const float *RESTRICT u,
-                                GLOBAL const float *RESTRICT bias, GLOBAL float *RESTRICT y,
-                                i64 N, i64 C, i64 H, i64 W, i64 K, i64 P, i64 Q, i64 pt, i64 pl,
-                                i64 G, i64 relu) {
-    SHARED_ARRAY(float, Rs, WG_CB * WG_CS);
-    SHARED_ARRAY(float, Vs, 16 * WG_CB * 32);
-    SHARED_ARRAY(float, Us, 16 * WG_CB * WG_KB);
-    i64 Cg = C / G, Kg = K / G;
-    i64 TH = (P + 1) / 2, TW = (Q + 1) / 2;
-    i64 nbh = (TH + WG_TBH - 1) / WG_TBH, nbw = (TW + WG_TBW - 1) / WG_TBW;
-    i64 nblocks = N * nbh * nbw, ustride = G * Cg * Kg;
-    int tx = (int)LID(0), ty = (int)LID(1), tid = ty * 16 + tx;
-    /* step 2's (channel, tile) of this thread: a warp is one channel, 2 x 16 tiles */
-    int vj = tid % 16, vi = (tid / 16) % 2, vc = tid / 32;
-    for (i64 grp = GROUP(2); grp < G; grp += NGROUPS(2))
-        for (i64 gk = GROUP(1); gk * WG_KB < Kg; gk += NGROUPS(1))
-            for (i64 gb = GROUP(0); gb < nblocks; gb += NGROUPS(0)) {
-                i64 b = gb / (nbh * nbw), rb = gb - b * (nbh * nbw);
-                i64 bh = rb / nbw, bw = rb - bh * nbw;
-                i64 hi0 = 2 * WG_TBH * bh - pt, wi0 = 2 * WG_TBW * bw - pl;
-                i64 k0 = gk * WG_KB;
-                float acc0[16], acc1[16];
-                for (int e = 0; e < 16; e++) acc0[e] = acc1[e] = 0.0f;
-                for (i64 c0 = 0; c0 < Cg; c0 += WG_CB) {
-                    for (int l = tid; l < WG_CB * 6 * 34; l += 256) {
-                        int c = l / 204, rem = l - c * 204, row = rem / 34, col = rem - row * 34;
-                        i64 hi = hi0 + row, wi = wi0 + col;
-                        float v = 0.0f;
-                        if (c0 + c < Cg && hi >= 0 && hi < H && wi >= 0 && wi < W)
-                            v = x[((b * C + grp * Cg + c0 + c) * H + hi) * W + wi];
-                        Rs[c * WG_CS + row * WG_RS + (col & 1) * 20 + (col >> 1)] = v;
-                    }
-                    BARRIER();
-                    {
-                        float d[4][4], t[4][4];
-                        for (int a = 0; a < 4; a++)
-                            for (int s = 0; s < 4; s++)
-                                d[a][s] = Rs[vc * WG_CS + (2 * vi + a) * WG_RS + (s & 1) * 20 +
-                                             vj + (s >> 1)];
-                        for (int s = 0; s < 4; s++) { /* B^T d */
-                            t[0][s] = d[0][s] - d[2][s];
-                            t[1][s] = d[1][s] + d[2][s];
-                            t[2][s] = d[2][s] - d[1][s];
-                            t[3][s] = d[1][s] - d[3][s];
-                        }
-                        for (int a = 0; a < 4; a++) { /* (B^T d) B */
-                            int o = (a * 4 * WG_CB + vc) * 32 + vi * 16 + vj;
-                            Vs[o] = t[a][0] - t[a][2];
-                            Vs[o + WG_CB * 32] = t[a][1] + t[a][2];
-                            Vs[o + 2 * WG_CB * 32] = t[a][2] - t[a][1];
-                            Vs[o + 3 * WG_CB * 32] = t[a][1] - t[a][3];
-                        }
-                    }
-                    for (int l = tid; l < 16 * WG_CB * WG_KB; l += 256) {
-                        int kk = l % WG_KB, cc = (l / WG_KB) % WG_CB, e = l / (WG_KB * WG_CB);
-                        Us[l] = (c0 + cc < Cg && k0 + kk < Kg)
-                                    ? u[e * ustride + (grp * Cg + c0 + cc) * Kg + k0 + kk]
-                                    : 0.0f;
-                    }
-                    BARRIER();
-                    for (int c = 0; c < WG_CB; c++)
-                        for (int e = 0; e < 16; e++) {
-                            float uu = Us[(e * WG_CB + c) * WG_KB + ty];
-                            acc0[e] += uu * Vs[(e * WG_CB + c) * 32 + tx];
-                            acc1[e] += uu * Vs[(e * WG_CB + c) * 32 + 16 + tx];
-                        }
-                    /* No third barrier: the next chunk writes Rs only after every thread
-                     * passed the barrier above (done reading Rs), and Vs/Us only after the
-                     * next first barrier (done reading them). */
-                }
-                i64 ko = grp * Kg + k0 + ty;
-                float bv = (k0 + ty < Kg && bias) ? bias[ko] : 0.0f;
-                for (int j = 0; j < 2 && k0 + ty < Kg; j++) {
-                    float m[16], o[2][4], r[2][2];
-                    for (int e = 0; e < 16; e++) m[e] = j ? acc1[e] : acc0[e];
-                    for (int s = 0; s < 4; s++) { /* A^T m */
-                        o[0][s] = m[s] + m[4 + s] + m[8 + s];
-                        o[1][s] = m[4 + s] - m[8 + s] - m[12 + s];
-                    }
-                    for (int a = 0; a < 2; a++) { /* (A^T m) A */
-                        r[a][0] = o[a][0] + o[a][1] + o[a][2];
-                        r[a][1] = o[a][1] - o[a][2] - o[a][3];
-                    }
-                    i64 oh = 2 * (WG_TBH * bh + j), ow = 2 * (WG_TBW * bw + tx);
-                    for (int a = 0; a < 2; a++)
-                        for (int s = 0; s < 2; s++) {
-                            if (oh + a >= P || ow + s >= Q) continue;
-                            float v = r[a][s] + bv;
-                            if (relu && v < 0.0f) v = 0.0f;
-                            y[((b * K + ko) * P + oh + a) * Q + ow + s] = v;
-                        }
-                }
+/* Step 1 (V at v + v_off): one thread per (input channel, tile of the chunk), consecutive threads on
+ * consecutive tiles (coalesced stores; neighbouring patches overlap in cache). Zeros
+ * outside the image: padding and the partial tiles at the bottom and right. */
+KERNEL void conv2d_winograd_2x2_input(GLOBAL const float *RESTRICT x, GLOBAL float *RESTRICT v,
+                                      i64 v_off, i64 C, i64 H, i64 W, i64 pt, i64 pl, i64 TH,
+                                      i64 TW, i64 t0, i64 ntc) {
+    i64 T = LSIZE(0), total = C * ntc, plane = C * ntc;
+    for (i64 g = GROUP(0); g * T < total; g += NGROUPS(0)) {
+        i64 idx = g * T + LID(0);
+        if (idx >= total) continue;
+        i64 c = idx / ntc, t = idx - c * ntc, tg = t0 + t, img = tg / (TH * TW);
+        i64 r = tg - img * TH * TW, th = r / TW, tw = r - th * TW;
+        i64 h0 = 2 * th - pt, w0 = 2 * tw - pl;
+        GLOBAL const float *xc = x + (img * C + c) * H * W;
+        float d[4][4], b[4][4];
+        for (int a = 0; a < 4; a++)
+            for (int s = 0; s < 4; s++) {
+                i64 hi = h0 + a, wi = w0 + s;
+                d[a][s] = (hi >= 0 && hi < H && wi >= 0 && wi < W) ? xc[hi * W + wi] : 0.0f;
             }
+        for (int s = 0; s < 4; s++) { /* B^T d */
+            b[0][s] = d[0][s] - d[2][s];
+            b[1][s] = d[1][s] + d[2][s];
+            b[2][s] = d[2][s] - d[1][s];
+            b[3][s] = d[1][s] - d[3][s];
+        }
+        GLOBAL float *out = v + v_off + c * ntc + t;
+        for (int a = 0; a < 4; a++) { /* (B^T d) B */
+            out[(4 * a + 0) * plane] = b[a][0] - b[a][2];
+            out[(4 * a + 1) * plane] = b[a][1] + b[a][2];
+            out[(4 * a + 2) * plane] = b[a][2] - b[a][1];
+            out[(4 * a + 3) * plane] = b[a][1] - b[a][3];
+        }
+    }
+}
+
+/* Step 3: one thread per (output channel, tile of the chunk). */
+KERNEL void conv2d_winograd_2x2_output(GLOBAL const float *RESTRICT m,
+                                       GLOBAL const float *RESTRICT bias, GLOBAL float *RESTRICT y,
+                                       i64 K, i64 P, i64 Q, i64 TH, i64 TW, i64 t0, i64 ntc,
+                                       i64 relu) {
+    i64 T = LSIZE(0), total = K * ntc;
+    for (i64 g = GROUP(0); g * T < total; g += NGROUPS(0)) {
+        i64 idx = g * T + LID(0);
+        if (idx >= total) continue;
+        i64 ko = idx / ntc, t = idx - ko * ntc, tg = t0 + t, img = tg / (TH * TW);
+        i64 r = tg - img * TH * TW, th = r / TW, tw = r - th * TW;
+        float mm[16], o[2][4], res[2][2];
+        for (int e = 0; e < 16; e++) mm[e] = m[e * total + idx];
+        for (int s = 0; s < 4; s++) { /* A^T m */
+            o[0][s] = mm[s] + mm[4 + s] + mm[8 + s];
+            o[1][s] = mm[4 + s] - mm[8 + s] - mm[12 + s];
+        }
+        for (int a = 0; a < 2; a++) { /* (A^T m) A */
+            res[a][0] = o[a][0] + o[a][1] + o[a][2];
+            res[a][1] = o[a][1] - o[a][2] - o[a][3];
+        }
+        float bv = bias ? bias[ko] : 0.0f;
+        GLOBAL float *out = y + ((img * K + ko) * P + 2 * th) * Q + 2 * tw;
+        for (int a = 0; a < 2; a++)
+            for (int s = 0; s < 2; s++) {
+                if (2 * th + a >= P || 2 * tw + s >= Q) continue;
+                float val = res[a][s] + bv;
+                if (relu && val < 0.0f) val = 0.0f; /* NaN < 0 is false: NaN stays NaN */
+                out[a * Q + s] = val;
+            }
+    }
 }
 
 /* ---- conv2d: im2col into a device buffer + tiled GEMM (gpu-im2col-gemm) -----------------

@@ -385,6 +385,12 @@ int main(int argc, char **argv) {
         fill(b, 70);
         compare("conv2d-wide", FCONV_ALGO_GPU_WINOGRAD_2X2, 0, &d, w, b);
         compare_ex("conv2d-wide-late", FCONV_ALGO_GPU_WINOGRAD_2X2, 0, &d, w, b, 1);
+        /* 16 (C + K) floats per output tile exceed the 32 Mi-float scratch beyond 128 tiles:
+         * 192 tiles of 8192 depthwise channels go in two chunks. */
+        fconv_conv2d_desc dc = {.n = 3, .c = 8192, .h = 16, .w = 15, .k = 8192, .r = 3, .s = 3,
+                                .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                                .groups = 8192, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU};
+        compare_random_conv2d("conv2d-winograd-chunked", FCONV_ALGO_GPU_WINOGRAD_2X2, &dc);
         fconv_conv2d_desc dw = {.n = 2, .c = 12, .h = 9, .w = 14, .k = 12, .r = 3, .s = 3,
                                 .pad_top = 2, .pad_left = 1, .groups = 12};
         compare("conv2d-depthwise", FCONV_ALGO_GPU_WINOGRAD_2X2, 0, &dw, w, NULL);
@@ -394,6 +400,7 @@ int main(int argc, char **argv) {
         if (forced >= 0) setenv("FCONV_GPU_GEMM_TILE", fconv_gpu_gemm_tiles[forced].name, 1);
         gemm_cases(FCONV_ALGO_GPU_IM2COL_GEMM, forced);
         gemm_cases(FCONV_ALGO_GPU_IMPLICIT_GEMM, forced);
+        for (int i = 0; i < 6; i++) random_conv2d(FCONV_ALGO_GPU_WINOGRAD_2X2, 1, 100 + 6 * forced + i);
         unsetenv("FCONV_GPU_GEMM_TILE");
     }
     {
@@ -422,18 +429,28 @@ int main(int argc, char **argv) {
         CHECK_STR_CONTAINS(fconv_last_error(), "gpu-winograd-2x2");
         CHECK_STR_CONTAINS(fconv_last_error(), "cpu");
     }
-    /* AUTO on the device weighs every conv2d algorithm: for this 3x3 stride-1 layer the H200
-     * ran gpu-implicit-gemm in 0.040 ms, gpu-im2col-gemm in 0.048, gpu-winograd-2x2 in 0.050. */
+    /* AUTO on the device weighs every conv2d algorithm (planned only): the H200 ran VGG-16's
+     * 8 x 256 x 56^2 layer in 0.57 ms by gpu-winograd-2x2, 0.90 by gpu-implicit-gemm, 1.16 by
+     * gpu-im2col-gemm; its 8 x 64 x 224^2 layer in 1.06 ms by gpu-implicit-gemm, 1.21 by
+     * gpu-winograd-2x2, 1.68 by gpu-im2col-gemm. */
     {
-        fconv_conv2d_desc d = {.n = 1, .c = 64, .h = 56, .w = 56, .k = 64, .r = 3, .s = 3,
-                               .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1};
-        float *w = calloc(64 * 64 * 9, 4);
-        fconv_options o = {.device = dev};
-        CHECK(fconv_plan_conv2d(&d, &o, w, NULL, &p) == FCONV_OK);
-        CHECKF(fconv_plan_algo(p) == FCONV_ALGO_GPU_IMPLICIT_GEMM, "AUTO chose %s",
-               fconv_algo_name(fconv_plan_algo(p)));
-        fconv_plan_destroy(p);
-        free(w);
+        static const struct {
+            int64_t c, hw;
+            fconv_algo want;
+        } layers[] = {{256, 56, FCONV_ALGO_GPU_WINOGRAD_2X2}, {64, 224, FCONV_ALGO_GPU_IMPLICIT_GEMM}};
+        for (int i = 0; i < 2; i++) {
+            int64_t c = layers[i].c;
+            fconv_conv2d_desc d = {.n = 8, .c = c, .h = layers[i].hw, .w = layers[i].hw, .k = c,
+                                   .r = 3, .s = 3, .pad_top = 1, .pad_bottom = 1, .pad_left = 1,
+                                   .pad_right = 1};
+            float *w = calloc((size_t)(c * c * 9), 4);
+            fconv_options o = {.device = dev};
+            CHECK(fconv_plan_conv2d(&d, &o, w, NULL, &p) == FCONV_OK);
+            CHECKF(fconv_plan_algo(p) == layers[i].want, "AUTO chose %s for %lld channels",
+                   fconv_algo_name(fconv_plan_algo(p)), (long long)c);
+            fconv_plan_destroy(p);
+            free(w);
+        }
     }
     return test_finish();
 }
