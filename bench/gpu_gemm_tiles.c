@@ -1,7 +1,7 @@
 /*
  * gpu_gemm_tiles.c — the conv2d GEMMs' block tiles on a GPU, for fitting the tile model of
  * src/gpu/gpu-conv2d.c (fconv_gpu_gemm_tiles): every conv2d line of `fastconv bench suite
- * --list` on stdin, gpu-im2col-gemm, gpu-implicit-gemm and gpu-winograd-2x2 (where it serves)
+ * --list` on stdin, gpu-im2col-gemm, gpu-implicit-gemm and gpu-winograd-2x2 / -4x4 (where they serve)
  * with each tile FCONV_GPU_GEMM_TILE forces and with the model's choice (tile "auto"); per row the median and least kernel time
  * (device events) of 7 executes after 2, one JSON object per line. The plans of a shape are
  * timed in turns, so a drifting clock falls on all of them alike. Build against a build tree:
@@ -22,7 +22,7 @@
 
 static const char *const tiles[] = {"auto", "64x64", "64x128", "128x128"};
 static const fconv_algo algos[] = {FCONV_ALGO_GPU_IM2COL_GEMM, FCONV_ALGO_GPU_IMPLICIT_GEMM,
-                                   FCONV_ALGO_GPU_WINOGRAD_2X2};
+                                   FCONV_ALGO_GPU_WINOGRAD_2X2, FCONV_ALGO_GPU_WINOGRAD_4X4};
 enum { NTILES = sizeof tiles / sizeof tiles[0], NALGOS = sizeof algos / sizeof algos[0] };
 
 static int cmp_double(const void *a, const void *b) {
@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
             for (int a = 0; a < NALGOS; a++) {
                 fconv_options o = {.algo = algos[a], .device = dev};
                 fconv_status st = fconv_plan_conv2d(&d, &o, w, NULL, &plans[t][a]);
-                if (st != FCONV_OK) { /* gpu-winograd-2x2 declines what is not 3x3 stride 1 */
+                if (st != FCONV_OK) { /* Winograd declines what is not 3x3 stride 1 */
                     if (st != FCONV_EUNSUPPORTED) fprintf(stderr, "%s: %s\n", shape, fconv_last_error());
                     plans[t][a] = NULL;
                 }

@@ -136,15 +136,16 @@ typedef enum fconv_algo {
     FCONV_ALGO_GPU_TILED_HALO = 14,   /**< shared-memory tile, halo loaded by the block */
     FCONV_ALGO_GPU_TILED_GLOBAL = 15, /**< shared-memory tile, halo read from global memory */
     FCONV_ALGO_GPU_IMPLICIT_GEMM = 16,/**< conv2d: tiled, register-blocked implicit GEMM */
-    FCONV_ALGO_GPU_WINOGRAD_2X2 = 17, /**< conv2d 3x3 stride 1: fused Winograd F(2x2,3x3) */
+    FCONV_ALGO_GPU_WINOGRAD_2X2 = 17, /**< conv2d 3x3 stride 1: Winograd F(2x2,3x3) through the GEMM */
     FCONV_ALGO_GPU_IM2COL_GEMM = 18,  /**< conv2d: im2col into a device buffer + tiled GEMM */
-    /* CPU algorithms added later (values never change). */
+    /* Algorithms added later (values never change). */
     FCONV_ALGO_FFT_ROWS = 19,         /**< filter2d, conv1d: row FFTs, kernel rows summed in the spectra */
     FCONV_ALGO_IMPLICIT_GEMM = 20,    /**< conv2d: im2col's GEMM reading the input in place, no column matrix */
     FCONV_ALGO_FFT_COLS = 21,         /**< filter2d: column FFTs, kernel columns summed in the spectra */
     FCONV_ALGO_WINOGRAD_STRIDE2 = 22, /**< conv2d, 5x5-8x8 kernels at stride 2: F(3x3,4x4) on the four phases */
     FCONV_ALGO_WINOGRAD_ROWS = 23,    /**< conv2d, kernels 3 wide at stride 1 along rows: F(4,3) along each row */
-    FCONV_ALGO_COUNT_ = 24       /**< not an algorithm: one past the last value */
+    FCONV_ALGO_GPU_WINOGRAD_4X4 = 24, /**< GPU conv2d 3x3 stride 1: Winograd F(4x4,3x3) through the GEMM */
+    FCONV_ALGO_COUNT_ = 25       /**< not an algorithm: one past the last value */
 } fconv_algo;
 
 /** Which part of the full convolution filter2d / conv1d return (DESIGN.md §2). */

@@ -30,6 +30,7 @@ extern const struct fconv_algorithm fconv_algorithm_gpu_tiled_halo;
 extern const struct fconv_algorithm fconv_algorithm_gpu_tiled_global;
 extern const struct fconv_algorithm fconv_algorithm_gpu_implicit_gemm;
 extern const struct fconv_algorithm fconv_algorithm_gpu_winograd_2x2;
+extern const struct fconv_algorithm fconv_algorithm_gpu_winograd_4x4;
 extern const struct fconv_algorithm fconv_algorithm_gpu_im2col_gemm;
 
 const struct fconv_algorithm *const fconv_algorithms[] = {
@@ -49,6 +50,7 @@ const struct fconv_algorithm *const fconv_algorithms[] = {
     &fconv_algorithm_fft_rows,
     &fconv_algorithm_fft_cols,
     &fconv_algorithm_reference,
+    &fconv_algorithm_gpu_winograd_4x4,
     &fconv_algorithm_gpu_winograd_2x2,
     &fconv_algorithm_gpu_implicit_gemm,
     &fconv_algorithm_gpu_im2col_gemm,

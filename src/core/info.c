@@ -39,6 +39,7 @@ static const char *const algo_names[FCONV_ALGO_COUNT_] = {
     [FCONV_ALGO_GPU_IMPLICIT_GEMM] = "gpu-implicit-gemm",
     [FCONV_ALGO_GPU_WINOGRAD_2X2] = "gpu-winograd-2x2",
     [FCONV_ALGO_GPU_IM2COL_GEMM] = "gpu-im2col-gemm",
+    [FCONV_ALGO_GPU_WINOGRAD_4X4] = "gpu-winograd-4x4",
 };
 
 const char *fconv_version(void) { return FCONV_VERSION_STRING; }

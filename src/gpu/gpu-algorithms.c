@@ -123,42 +123,59 @@ static double cost_gemm_walk(const fconv_plan *p, int gather) {
 static double cost_implicit(const fconv_plan *p) { return cost_gemm_walk(p, 1); }
 static double cost_im2col(const fconv_plan *p) { return cost_gemm_walk(p, 0); }
 
-/* gpu-winograd-2x2 (fconv_gpu_winograd_geometry_of), fitted to the same H200 runs (93 tile
- * and layer pairs, median error 8%): per chunk of output tiles the two transforms' launches,
- * the GEMMs (0.8 of the column buffer's GEMM time: V's rows are whole channels, M needs no
- * bias), the transformed inputs and products written and read (16 (C + K) floats per tile),
- * split-K's partial sums, the outputs; plus the filter transform when the weights come at
- * execute time (estimated from its work). */
-static double cost_winograd(const fconv_plan *p) {
-    fconv_gpu_gemm_geometry g = fconv_gpu_winograd_geometry_of(p, (int64_t)GPU_SM_COUNT);
+/* gpu-winograd-2x2 / -4x4 (fconv_gpu_winograd_geometry_of), fitted to the same H200 runs
+ * (93 tile and layer pairs each; median errors 8% / 16%): per chunk of output tiles the two
+ * transforms' launches, the GEMMs (a share of the column buffer's GEMM time: V's rows are
+ * whole channels, M needs no bias), the transformed inputs and products written and read
+ * ((m + 2)^2 (C + K) floats per tile), split-K's partial sums, the outputs; plus the filter
+ * transform when the weights come at execute time (estimated from its work). */
+static double cost_winograd(const fconv_plan *p, int m) {
+    static const struct {
+        double launches, gemm_share, per_float;
+    } fit[2] = {{21e-6, 0.8, 3.5e-12}, {25e-6, 1.1, 2.0e-12}};
+    fconv_gpu_gemm_geometry g = fconv_gpu_winograd_geometry_of(p, (int64_t)GPU_SM_COUNT, m);
     const fconv_conv2d_desc *d = &p->conv2d;
-    double passes = ceil((double)g.nc / (double)g.ncc);
-    double vm = 16.0 * (double)(d->c + d->k) * (double)g.nc;
-    double part = g.splits > 1 ? (double)g.splits * 16.0 * (double)d->k * (double)g.nc : 0.0;
-    double t = passes * 21e-6 + 0.8 * g.gemm_seconds + vm * 3.5e-12 + part * 15.8e-12 +
+    double e = (double)((m + 2) * (m + 2)), passes = ceil((double)g.nc / (double)g.ncc);
+    double vm = e * (double)(d->c + d->k) * (double)g.nc;
+    double part = g.splits > 1 ? (double)g.splits * e * (double)d->k * (double)g.nc : 0.0;
+    int f = m == 4;
+    double t = passes * fit[f].launches + fit[f].gemm_share * g.gemm_seconds +
+               vm * fit[f].per_float + part * 15.8e-12 +
                (double)fconv_plan_output_elements(p) * GPU_OUTPUT_WRITE;
-    if (!p->weights) t += 1e-5 + (double)d->k * (double)(d->c / d->groups) * 16.0 * 0.01e-9;
+    if (!p->weights) t += 1e-5 + (double)d->k * (double)(d->c / d->groups) * e * 0.01e-9;
     return t;
 }
 
-static fconv_status supports_winograd(const fconv_plan *plan, char *why, size_t why_len) {
+static double cost_winograd_2x2(const fconv_plan *p) { return cost_winograd(p, 2); }
+static double cost_winograd_4x4(const fconv_plan *p) { return cost_winograd(p, 4); }
+
+/* gpu-winograd-2x2 and -4x4 serve 3x3 kernels at stride 1 and dilation 1 only. */
+static fconv_status supports_winograd(const char *name, const fconv_plan *plan, char *why,
+                                      size_t why_len) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     if (d->r != 3 || d->s != 3) {
-        snprintf(why, why_len, "gpu-winograd-2x2 needs a 3x3 kernel, got %lldx%lld",
-                 (long long)d->r, (long long)d->s);
+        snprintf(why, why_len, "%s needs a 3x3 kernel, got %lldx%lld", name, (long long)d->r,
+                 (long long)d->s);
         return FCONV_EUNSUPPORTED;
     }
     if (d->stride_h != 1 || d->stride_w != 1) {
-        snprintf(why, why_len, "gpu-winograd-2x2 needs stride 1, got %lldx%lld",
+        snprintf(why, why_len, "%s needs stride 1, got %lldx%lld", name,
                  (long long)d->stride_h, (long long)d->stride_w);
         return FCONV_EUNSUPPORTED;
     }
     if (d->dilation_h != 1 || d->dilation_w != 1) {
-        snprintf(why, why_len, "gpu-winograd-2x2 needs dilation 1, got %lldx%lld",
+        snprintf(why, why_len, "%s needs dilation 1, got %lldx%lld", name,
                  (long long)d->dilation_h, (long long)d->dilation_w);
         return FCONV_EUNSUPPORTED;
     }
     return FCONV_OK;
+}
+
+static fconv_status supports_winograd_2x2(const fconv_plan *plan, char *why, size_t why_len) {
+    return supports_winograd("gpu-winograd-2x2", plan, why, why_len);
+}
+static fconv_status supports_winograd_4x4(const fconv_plan *plan, char *why, size_t why_len) {
+    return supports_winograd("gpu-winograd-4x4", plan, why, why_len);
 }
 
 #define GPU_ENTRY(ID, NAME, SUMMARY, SERVES, COST)                                              \
@@ -191,7 +208,12 @@ const struct fconv_algorithm fconv_algorithm_gpu_winograd_2x2 = GPU_ENTRY_EX(
     FCONV_ALGO_GPU_WINOGRAD_2X2, "gpu-winograd-2x2",
     "GPU: Winograd F(2x2,3x3) through the tiled GEMM (16 products per 2x2 tile), filters "
     "transformed once per plan; 3x3 stride-1 only",
-    FCONV_SERVES_CONV2D, cost_winograd, supports_winograd, 1e-6);
+    FCONV_SERVES_CONV2D, cost_winograd_2x2, supports_winograd_2x2, 1e-6);
+const struct fconv_algorithm fconv_algorithm_gpu_winograd_4x4 = GPU_ENTRY_EX(
+    FCONV_ALGO_GPU_WINOGRAD_4X4, "gpu-winograd-4x4",
+    "GPU: Winograd F(4x4,3x3) through the tiled GEMM (36 products per 4x4 tile), filters "
+    "transformed once per plan; 3x3 stride-1 only",
+    FCONV_SERVES_CONV2D, cost_winograd_4x4, supports_winograd_4x4, 1e-5);
 const struct fconv_algorithm fconv_algorithm_gpu_im2col_gemm = GPU_ENTRY(
     FCONV_ALGO_GPU_IM2COL_GEMM, "gpu-im2col-gemm",
     "GPU: im2col into a plan-time device buffer (none for 1x1 stride 1) + tiled GEMM "

@@ -34,9 +34,9 @@ fconv_status fconv_gpu_conv2d_run(const fconv_plan *plan, const fconv_gpu_io *io
  * kernel times of the 64 conv2d layers of the suite with each tile forced (bench/
  * gpu_gemm_tiles.c; docs/gpu.md, median errors 9-16%). */
 const fconv_gpu_gemm_tile fconv_gpu_gemm_tiles[FCONV_GPU_GEMM_TILES] = {
-    {"64x64", 64, 64, 64, {5, 4}, {0.184e-6, 0.168e-6}},
-    {"64x128", 64, 128, 128, {2, 2}, {0.141e-6, 0.155e-6}},
-    {"128x128", 128, 128, 256, {1, 1}, {0.152e-6, 0.162e-6}},
+    {"64x64", 64, 64, 64, {5, 4}, {0.188e-6, 0.172e-6}},
+    {"64x128", 64, 128, 128, {2, 2}, {0.143e-6, 0.157e-6}},
+    {"128x128", 128, 128, 256, {1, 1}, {0.155e-6, 0.165e-6}},
 };
 
 /* The tile FCONV_GPU_GEMM_TILE names, or -1 (unset or unknown: the model chooses). */
@@ -113,19 +113,20 @@ fconv_gpu_gemm_geometry fconv_gpu_gemm_geometry_of(const fconv_plan *plan, int64
     return choose_tile(c, d->k / d->groups, d->groups, compute_units);
 }
 
-fconv_gpu_gemm_geometry fconv_gpu_winograd_geometry_of(const fconv_plan *plan,
-                                                       int64_t compute_units) {
+fconv_gpu_gemm_geometry fconv_gpu_winograd_geometry_of(const fconv_plan *plan, int64_t compute_units,
+                                                       int m) {
     const fconv_conv2d_desc *d = &plan->conv2d;
+    int64_t e = (m + 2) * (m + 2);
     fconv_gpu_gemm_geometry c;
     memset(&c, 0, sizeof c);
     c.kd = d->c / d->groups;
-    c.nc = d->n * ((plan->out_h + 1) / 2) * ((plan->out_w + 1) / 2);
-    c.ncc = IM2COL_CAP_FLOATS / (16 * (d->c + d->k)) / 128 * 128;
+    c.nc = d->n * fconv_gpu_div_up(plan->out_h, m) * fconv_gpu_div_up(plan->out_w, m);
+    c.ncc = IM2COL_CAP_FLOATS / (e * (d->c + d->k)) / 128 * 128;
     if (c.ncc < 128) c.ncc = 128;
     if (c.ncc > c.nc) c.ncc = c.nc;
-    c.gchunk = 16 * d->groups;
-    c.cols_floats = 16 * (d->c + d->k) * c.ncc;
-    return choose_tile(c, d->k / d->groups, 16 * d->groups, compute_units);
+    c.gchunk = e * d->groups;
+    c.cols_floats = e * (d->c + d->k) * c.ncc;
+    return choose_tile(c, d->k / d->groups, e * d->groups, compute_units);
 }
 
 /* The GEMM kernels keep offsets and depths in 32 bits (64-bit ones cost registers): the
@@ -138,9 +139,20 @@ static int gemm_fits_32bit(const fconv_plan *plan, const fconv_gpu_gemm_geometry
            (c->direct ? plan->out_h * plan->out_w : c->ncc) < INT32_MAX;
 }
 
-/* Floats of gpu-winograd-2x2's transformed filters: 16 per (output, input channel). */
+/* gpu-winograd-2x2 / -4x4's output tile: m x m. */
+static int winograd_m(const fconv_plan *plan) {
+    return plan->algo->id == FCONV_ALGO_GPU_WINOGRAD_4X4 ? 4 : 2;
+}
+
+static int is_winograd(const fconv_plan *plan) {
+    return plan->algo->id == FCONV_ALGO_GPU_WINOGRAD_2X2 ||
+           plan->algo->id == FCONV_ALGO_GPU_WINOGRAD_4X4;
+}
+
+/* Floats of the transformed filters: (m + 2)^2 per (output, input channel). */
 static int64_t winograd_u_floats(const fconv_plan *plan) {
-    return 16 * plan->conv2d.k * (plan->conv2d.c / plan->conv2d.groups);
+    int64_t alpha = winograd_m(plan) + 2;
+    return alpha * alpha * plan->conv2d.k * (plan->conv2d.c / plan->conv2d.groups);
 }
 
 static int tiled_ok(const fconv_gpu_io *io, size_t local_bytes) {
@@ -154,7 +166,10 @@ static fconv_status winograd_filter(const fconv_plan *plan, const fconv_gpu_io *
                             fconv_gpu_i64_arg(d->c / d->groups)};
     int64_t groups[3] = {fconv_gpu_div_up(d->k * (d->c / d->groups), 256), 1, 1};
     int64_t local[3] = {256, 1, 1};
-    return io->ops->launch(io->gpu, "conv2d_winograd_filter", groups, local, args, 4, io->timing);
+    return io->ops->launch(io->gpu,
+                           winograd_m(plan) == 4 ? "conv2d_winograd_4x4_filter"
+                                                 : "conv2d_winograd_2x2_filter",
+                           groups, local, args, 4, io->timing);
 }
 
 static int is_gemm(const fconv_plan *plan) {
@@ -168,8 +183,8 @@ fconv_status fconv_gpu_conv2d_prepare(const fconv_plan *plan, const fconv_gpu_io
     if (!tiled_ok(io, GEMM_LOCAL_BYTES)) return FCONV_OK; /* one thread per output */
     fconv_gpu_gemm_geometry *c = &st->gemm;
     fconv_status status = FCONV_OK;
-    if (plan->algo->id == FCONV_ALGO_GPU_WINOGRAD_2X2) {
-        *c = fconv_gpu_winograd_geometry_of(plan, io->limits.compute_units);
+    if (is_winograd(plan)) {
+        *c = fconv_gpu_winograd_geometry_of(plan, io->limits.compute_units, winograd_m(plan));
         if (!gemm_fits_32bit(plan, c)) return FCONV_OK;
         st->has_gemm = 1;
         status = io->ops->alloc(io->gpu, (size_t)winograd_u_floats(plan) * sizeof(float),
@@ -231,10 +246,10 @@ static fconv_status launch_gemm(const fconv_gpu_io *io, const fconv_gpu_gemm_geo
                            (int)(sizeof rargs / sizeof rargs[0]), io->timing);
 }
 
-/* gpu-winograd-2x2 (gpu-kernels.h): per chunk of output tiles, the input transform into
- * scratch's V, the 16 G GEMMs into its M (U in work: A's groups e G + grp are its rows
- * (e K + ko) Cg apart), the output transform into y. scratch holds M (16 K ncc floats),
- * then V (16 C ncc), then split-K's partial sums. */
+/* gpu-winograd-2x2 / -4x4 (gpu-kernels.h): per chunk of output tiles, the input transform
+ * into scratch's V, the E G GEMMs into its M (E = (m + 2)^2; U in work: A's groups e G + grp
+ * are its rows (e K + ko) Cg apart), the output transform into y. scratch holds M (E K ncc
+ * floats), then V (E C ncc), then split-K's partial sums. */
 static fconv_status run_winograd(const fconv_plan *plan, const fconv_gpu_io *io) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     const fconv_gpu_gemm_geometry *c = io->gemm;
@@ -249,11 +264,16 @@ static fconv_status run_winograd(const fconv_plan *plan, const fconv_gpu_io *io)
         }
         if (st == FCONV_OK) st = winograd_filter(plan, io, io->w, u);
     }
-    int64_t th = (plan->out_h + 1) / 2, tw = (plan->out_w + 1) / 2, cg = d->c / d->groups;
+    static const char *const kernels[2][2] = {
+        {"conv2d_winograd_2x2_input", "conv2d_winograd_2x2_output"},
+        {"conv2d_winograd_4x4_input", "conv2d_winograd_4x4_output"}};
+    int m = winograd_m(plan);
+    int64_t e = (m + 2) * (m + 2), cg = d->c / d->groups;
+    int64_t th = fconv_gpu_div_up(plan->out_h, m), tw = fconv_gpu_div_up(plan->out_w, m);
     int64_t relu = d->activation == FCONV_ACTIVATION_RELU;
     for (int64_t t0 = 0; t0 < c->nc && st == FCONV_OK; t0 += c->ncc) {
         int64_t ntc = c->nc - t0 < c->ncc ? c->nc - t0 : c->ncc;
-        int64_t v_off = 16 * d->k * ntc;
+        int64_t v_off = e * d->k * ntc;
         int64_t in_ints[] = {v_off, d->c, d->h, d->w, d->pad_top, d->pad_left, th, tw, t0, ntc};
         fconv_gpu_arg in_args[12];
         int n = 0;
@@ -261,12 +281,11 @@ static fconv_status run_winograd(const fconv_plan *plan, const fconv_gpu_io *io)
         in_args[n++] = fconv_gpu_buf_arg(io->scratch);
         for (int i = 0; i < 10; i++) in_args[n++] = fconv_gpu_i64_arg(in_ints[i]);
         int64_t groups[3] = {fconv_gpu_div_up(d->c * ntc, 256), 1, 1}, local[3] = {256, 1, 1};
-        st = io->ops->launch(io->gpu, "conv2d_winograd_2x2_input", groups, local, in_args, n,
-                             io->timing);
+        st = io->ops->launch(io->gpu, kernels[m == 4][0], groups, local, in_args, n, io->timing);
         if (st != FCONV_OK) break;
         /* M's rows: group z = e G + grp, row m of it is M[(z Kg + m) ntc + t]. */
-        int64_t ints[30] = {c->cols_floats, 16 * d->k, cg, ntc, 16 * d->groups, 0,
-                            16 * d->groups, 0, ntc, v_off, cg * ntc, ntc, 0, ntc, 0,
+        int64_t ints[30] = {c->cols_floats, e * d->k, cg, ntc, e * d->groups, 0,
+                            e * d->groups, 0, ntc, v_off, cg * ntc, ntc, 0, ntc, 0,
                             1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, c->splits, c->kchunk, 0};
         st = launch_gemm(io, c, io->scratch, u, NULL, io->scratch, io->scratch, ints);
         if (st != FCONV_OK) break;
@@ -278,8 +297,7 @@ static fconv_status run_winograd(const fconv_plan *plan, const fconv_gpu_io *io)
         out_args[n++] = fconv_gpu_buf_arg(io->y);
         for (int i = 0; i < 8; i++) out_args[n++] = fconv_gpu_i64_arg(out_ints[i]);
         groups[0] = fconv_gpu_div_up(d->k * ntc, 256);
-        st = io->ops->launch(io->gpu, "conv2d_winograd_2x2_output", groups, local, out_args, n,
-                             io->timing);
+        st = io->ops->launch(io->gpu, kernels[m == 4][1], groups, local, out_args, n, io->timing);
     }
     if (tmp) {
         if (st == FCONV_OK) st = io->ops->finish(io->gpu, io->timing);
@@ -346,7 +364,7 @@ fconv_status fconv_gpu_conv2d_run(const fconv_plan *plan, const fconv_gpu_io *io
     const fconv_conv2d_desc *d = &plan->conv2d;
     /* Where the device is too small for a tiled kernel (or the sizes for the GEMMs' 32-bit
      * offsets), prepare set up nothing and the one-thread-per-output kernel runs instead. */
-    if (plan->algo->id == FCONV_ALGO_GPU_WINOGRAD_2X2 && io->gemm) return run_winograd(plan, io);
+    if (is_winograd(plan) && io->gemm) return run_winograd(plan, io);
     if (is_gemm(plan) && io->gemm) return run_gemm(plan, io);
     fconv_gpu_arg args[24];
     int n = 0;

@@ -310,113 +310,174 @@ KERNEL void conv2d_naive(GLOBAL const float *RESTRICT x, GLOBAL const float *RES
     }
 }
 
-/* ---- conv2d: Winograd F(2x2,3x3) through the GEMM kernels (gpu-winograd-2x2) --------------
- * The matrices of src/algo/winograd-transforms.c: B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0;
- * 0 1 0 -1], G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], A^T = [1 1 1 0; 0 1 -1 -1].
- * e = 4 xi + nu indexes the 4 x 4 transformed tile. Three steps per chunk of ntc output
- * tiles (tile t0 + t = (image, th, tw), TH x TW per image):
- *   1. V[e][c][t] = (B^T d B)[e] of input channel c's 4 x 4 patch of tile t;
- *   2. M[e][ko][t] = sum_c U[e][ko][c] V[e][grp c][t]: 16 G GEMMs (Kg x Cg times Cg x ntc)
+/* ---- conv2d: Winograd F(2x2,3x3) and F(4x4,3x3) through the GEMM kernels ------------------
+ * (gpu-winograd-2x2, gpu-winograd-4x4.) The matrices of src/algo/winograd-transforms.c,
+ * F(2,3) on the points 0, +-1, inf and F(4,3) on 0, +-1, +-2, inf (Lavin & Gray), written
+ * out below as straight-line code. A tile is m x m outputs from an alpha x alpha input patch
+ * (alpha = m + 2), e = alpha xi + nu indexes its E = alpha^2 transformed values. Three
+ * steps per chunk of ntc output tiles (tile t0 + t = (image, th, tw), TH x TW per image):
+ *   1. V[e][c][t] = (B^T d B)[e] of input channel c's patch of tile t;
+ *   2. M[e][ko][t] = sum_c U[e][ko][c] V[e][grp c][t]: E G GEMMs (Kg x Cg times Cg x ntc)
  *      by conv2d_gemm_* with the groups numbered e G + grp;
  *   3. y = A^T M A per (ko, tile), bias and ReLU, its valid part written.
- * The products of step 2 are 16 per 4 outputs against 36 for the direct sum: 2.25x fewer,
- * at the price of V and M in memory (4x the input and 4x the output per chunk). */
+ * The products of step 2 are E per m^2 outputs against 9 m^2 for the direct sum (2.25x
+ * fewer for F(2x2), 4x for F(4x4)), at the price of V and M in memory (E / m^2 times the
+ * input and the output per chunk). */
+
+/* B^T d for one column d[0..alpha) of a patch (stride ds), into r[0..alpha). */
+DEVICE_FN void fc_wino_bt(const int m, const float *d, int ds, float *r) {
+    if (m == 2) {
+        r[0] = d[0] - d[2 * ds];
+        r[1] = d[ds] + d[2 * ds];
+        r[2] = d[2 * ds] - d[ds];
+        r[3] = d[ds] - d[3 * ds];
+    } else {
+        float d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds], d5 = d[5 * ds];
+        r[0] = 4.0f * d0 - 5.0f * d2 + d4;
+        r[1] = d3 + d4 - 4.0f * (d1 + d2);
+        r[2] = d4 - d3 + 4.0f * (d1 - d2);
+        r[3] = d4 - d2 + 2.0f * (d3 - d1);
+        r[4] = d4 - d2 + 2.0f * (d1 - d3);
+        r[5] = 4.0f * d1 - 5.0f * d3 + d5;
+    }
+}
+
+/* A^T v for one column v[0..alpha) (stride vs), into o[0..m). */
+DEVICE_FN void fc_wino_at(const int m, const float *v, int vs, float *o) {
+    if (m == 2) {
+        o[0] = v[0] + v[vs] + v[2 * vs];
+        o[1] = v[vs] - v[2 * vs] - v[3 * vs];
+    } else {
+        float v0 = v[0], v1 = v[vs], v2 = v[2 * vs], v3 = v[3 * vs], v4 = v[4 * vs], v5 = v[5 * vs];
+        float sp = v1 + v2, sm = v1 - v2, tp = v3 + v4, tm = v3 - v4;
+        o[0] = v0 + sp + tp;
+        o[1] = sm + 2.0f * tm;
+        o[2] = sp + 4.0f * tp;
+        o[3] = sm + 8.0f * tm + v5;
+    }
+}
+
+/* G g for one column (g0, g1, g2) of a 3 x 3 filter, into u[0..alpha). */
+DEVICE_FN void fc_wino_g(const int m, float g0, float g1, float g2, float *u) {
+    if (m == 2) {
+        u[0] = g0;
+        u[1] = 0.5f * (g0 + g1 + g2);
+        u[2] = 0.5f * (g0 - g1 + g2);
+        u[3] = g2;
+    } else {
+        u[0] = 0.25f * g0;
+        u[1] = -(g0 + g1 + g2) / 6.0f;
+        u[2] = -(g0 - g1 + g2) / 6.0f;
+        u[3] = g0 / 24.0f + g1 / 12.0f + g2 / 6.0f;
+        u[4] = g0 / 24.0f - g1 / 12.0f + g2 / 6.0f;
+        u[5] = g2;
+    }
+}
 
 /* U[e][ko][c] = (G g G^T)[e] for every (output channel ko, input channel c of its group):
  * one thread each. */
-KERNEL void conv2d_winograd_filter(GLOBAL const float *RESTRICT w, GLOBAL float *RESTRICT u,
-                                   i64 K, i64 Cg) {
+DEVICE_FN void fc_wino_filter(const int m, GLOBAL const float *RESTRICT w, GLOBAL float *RESTRICT u,
+                              i64 K, i64 Cg) {
+    const int alpha = m + 2;
     i64 T = LSIZE(0), total = K * Cg;
     for (i64 g = GROUP(0); g * T < total; g += NGROUPS(0)) {
         i64 e = g * T + LID(0);
         if (e >= total) continue;
         GLOBAL const float *gw = w + e * 9;
-        float t[4][3]; /* G g: rows of G times the 3 x 3 filter */
-        for (int j = 0; j < 3; j++) {
-            float g0 = gw[j], g1 = gw[3 + j], g2 = gw[6 + j];
-            t[0][j] = g0;
-            t[1][j] = 0.5f * (g0 + g1 + g2);
-            t[2][j] = 0.5f * (g0 - g1 + g2);
-            t[3][j] = g2;
-        }
-        for (int i = 0; i < 4; i++) { /* (G g) G^T */
-            float g0 = t[i][0], g1 = t[i][1], g2 = t[i][2];
-            u[(i * 4 + 0) * total + e] = g0;
-            u[(i * 4 + 1) * total + e] = 0.5f * (g0 + g1 + g2);
-            u[(i * 4 + 2) * total + e] = 0.5f * (g0 - g1 + g2);
-            u[(i * 4 + 3) * total + e] = g2;
+        float t[3][6], col[6]; /* t = (G g)^T: column b of G g is G times filter column b */
+        for (int b = 0; b < 3; b++) fc_wino_g(m, gw[b], gw[3 + b], gw[6 + b], t[b]);
+        for (int i = 0; i < alpha; i++) { /* row i of (G g) G^T = G times row i of G g */
+            fc_wino_g(m, t[0][i], t[1][i], t[2][i], col);
+            for (int j = 0; j < alpha; j++) u[(i * alpha + j) * total + e] = col[j];
         }
     }
 }
 
-/* Step 1 (V at v + v_off): one thread per (input channel, tile of the chunk), consecutive threads on
- * consecutive tiles (coalesced stores; neighbouring patches overlap in cache). Zeros
- * outside the image: padding and the partial tiles at the bottom and right. */
-KERNEL void conv2d_winograd_2x2_input(GLOBAL const float *RESTRICT x, GLOBAL float *RESTRICT v,
-                                      i64 v_off, i64 C, i64 H, i64 W, i64 pt, i64 pl, i64 TH,
-                                      i64 TW, i64 t0, i64 ntc) {
-    i64 T = LSIZE(0), total = C * ntc, plane = C * ntc;
+/* Step 1 (V at v + v_off): one thread per (input channel, tile of the chunk), consecutive
+ * threads on consecutive tiles (coalesced stores; neighbouring patches overlap in cache).
+ * Zeros outside the image: padding and the partial tiles at the bottom and right. */
+DEVICE_FN void fc_wino_input(const int m, GLOBAL const float *RESTRICT x, GLOBAL float *RESTRICT v,
+                             i64 v_off, i64 C, i64 H, i64 W, i64 pt, i64 pl, i64 TH, i64 TW,
+                             i64 t0, i64 ntc) {
+    const int alpha = m + 2;
+    i64 T = LSIZE(0), total = C * ntc;
     for (i64 g = GROUP(0); g * T < total; g += NGROUPS(0)) {
         i64 idx = g * T + LID(0);
         if (idx >= total) continue;
         i64 c = idx / ntc, t = idx - c * ntc, tg = t0 + t, img = tg / (TH * TW);
         i64 r = tg - img * TH * TW, th = r / TW, tw = r - th * TW;
-        i64 h0 = 2 * th - pt, w0 = 2 * tw - pl;
+        i64 h0 = m * th - pt, w0 = m * tw - pl;
         GLOBAL const float *xc = x + (img * C + c) * H * W;
-        float d[4][4], b[4][4];
-        for (int a = 0; a < 4; a++)
-            for (int s = 0; s < 4; s++) {
+        float d[6][6], b[6][6], row[6];
+        for (int a = 0; a < alpha; a++)
+            for (int s = 0; s < alpha; s++) {
                 i64 hi = h0 + a, wi = w0 + s;
                 d[a][s] = (hi >= 0 && hi < H && wi >= 0 && wi < W) ? xc[hi * W + wi] : 0.0f;
             }
-        for (int s = 0; s < 4; s++) { /* B^T d */
-            b[0][s] = d[0][s] - d[2][s];
-            b[1][s] = d[1][s] + d[2][s];
-            b[2][s] = d[2][s] - d[1][s];
-            b[3][s] = d[1][s] - d[3][s];
+        for (int s = 0; s < alpha; s++) { /* column s of B^T d */
+            float col[6];
+            fc_wino_bt(m, &d[0][s], 6, col);
+            for (int a = 0; a < alpha; a++) b[a][s] = col[a];
         }
         GLOBAL float *out = v + v_off + c * ntc + t;
-        for (int a = 0; a < 4; a++) { /* (B^T d) B */
-            out[(4 * a + 0) * plane] = b[a][0] - b[a][2];
-            out[(4 * a + 1) * plane] = b[a][1] + b[a][2];
-            out[(4 * a + 2) * plane] = b[a][2] - b[a][1];
-            out[(4 * a + 3) * plane] = b[a][1] - b[a][3];
+        for (int a = 0; a < alpha; a++) { /* row a of (B^T d) B = B^T times row a of B^T d */
+            fc_wino_bt(m, b[a], 1, row);
+            for (int s = 0; s < alpha; s++) out[(a * alpha + s) * total] = row[s];
         }
     }
 }
 
 /* Step 3: one thread per (output channel, tile of the chunk). */
-KERNEL void conv2d_winograd_2x2_output(GLOBAL const float *RESTRICT m,
-                                       GLOBAL const float *RESTRICT bias, GLOBAL float *RESTRICT y,
-                                       i64 K, i64 P, i64 Q, i64 TH, i64 TW, i64 t0, i64 ntc,
-                                       i64 relu) {
+DEVICE_FN void fc_wino_output(const int m, GLOBAL const float *RESTRICT mm,
+                              GLOBAL const float *RESTRICT bias, GLOBAL float *RESTRICT y, i64 K,
+                              i64 P, i64 Q, i64 TH, i64 TW, i64 t0, i64 ntc, i64 relu) {
+    const int alpha = m + 2;
     i64 T = LSIZE(0), total = K * ntc;
     for (i64 g = GROUP(0); g * T < total; g += NGROUPS(0)) {
         i64 idx = g * T + LID(0);
         if (idx >= total) continue;
         i64 ko = idx / ntc, t = idx - ko * ntc, tg = t0 + t, img = tg / (TH * TW);
         i64 r = tg - img * TH * TW, th = r / TW, tw = r - th * TW;
-        float mm[16], o[2][4], res[2][2];
-        for (int e = 0; e < 16; e++) mm[e] = m[e * total + idx];
-        for (int s = 0; s < 4; s++) { /* A^T m */
-            o[0][s] = mm[s] + mm[4 + s] + mm[8 + s];
-            o[1][s] = mm[4 + s] - mm[8 + s] - mm[12 + s];
-        }
-        for (int a = 0; a < 2; a++) { /* (A^T m) A */
-            res[a][0] = o[a][0] + o[a][1] + o[a][2];
-            res[a][1] = o[a][1] - o[a][2] - o[a][3];
+        float in[36], o[4][6], res[4];
+        for (int e = 0; e < alpha * alpha; e++) in[e] = mm[e * total + idx];
+        for (int s = 0; s < alpha; s++) { /* column s of A^T M */
+            float col[4];
+            fc_wino_at(m, &in[s], alpha, col);
+            for (int a = 0; a < m; a++) o[a][s] = col[a];
         }
         float bv = bias ? bias[ko] : 0.0f;
-        GLOBAL float *out = y + ((img * K + ko) * P + 2 * th) * Q + 2 * tw;
-        for (int a = 0; a < 2; a++)
-            for (int s = 0; s < 2; s++) {
-                if (2 * th + a >= P || 2 * tw + s >= Q) continue;
-                float val = res[a][s] + bv;
+        i64 oh = m * th, ow = m * tw;
+        GLOBAL float *out = y + ((img * K + ko) * P + oh) * Q + ow;
+        for (int a = 0; a < m; a++) { /* row a of (A^T M) A */
+            fc_wino_at(m, o[a], 1, res);
+            for (int s = 0; s < m; s++) {
+                if (oh + a >= P || ow + s >= Q) continue;
+                float val = res[s] + bv;
                 if (relu && val < 0.0f) val = 0.0f; /* NaN < 0 is false: NaN stays NaN */
                 out[a * Q + s] = val;
             }
+        }
     }
 }
+
+#define WINO_KERNELS(M)                                                                        \
+    KERNEL void conv2d_winograd_##M##x##M##_filter(GLOBAL const float *RESTRICT w,            \
+                                                   GLOBAL float *RESTRICT u, i64 K, i64 Cg) {  \
+        fc_wino_filter(M, w, u, K, Cg);                                                        \
+    }                                                                                          \
+    KERNEL void conv2d_winograd_##M##x##M##_input(                                             \
+        GLOBAL const float *RESTRICT x, GLOBAL float *RESTRICT v, i64 v_off, i64 C, i64 H,     \
+        i64 W, i64 pt, i64 pl, i64 TH, i64 TW, i64 t0, i64 ntc) {                              \
+        fc_wino_input(M, x, v, v_off, C, H, W, pt, pl, TH, TW, t0, ntc);                       \
+    }                                                                                          \
+    KERNEL void conv2d_winograd_##M##x##M##_output(                                            \
+        GLOBAL const float *RESTRICT m, GLOBAL const float *RESTRICT bias,                     \
+        GLOBAL float *RESTRICT y, i64 K, i64 P, i64 Q, i64 TH, i64 TW, i64 t0, i64 ntc,        \
+        i64 relu) {                                                                            \
+        fc_wino_output(M, m, bias, y, K, P, Q, TH, TW, t0, ntc, relu);                         \
+    }
+WINO_KERNELS(2)
+WINO_KERNELS(4)
 
 /* ---- conv2d: im2col into a device buffer + tiled GEMM (gpu-im2col-gemm) -----------------
  * The buffer holds gcount groups x KD rows (kd = (c, r, s)) x ncc columns (n = n0 + nn,

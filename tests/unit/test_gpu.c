@@ -372,82 +372,105 @@ int main(int argc, char **argv) {
 
     check_gemm_geometry();
 
-    /* gpu-winograd-2x2 on random shapes; the GEMMs with every tile (FCONV_GPU_GEMM_TILE). */
-    for (int i = 0; i < 24; i++) random_conv2d(FCONV_ALGO_GPU_WINOGRAD_2X2, 1, i);
-    for (int i = 0; i < 6; i++) random_conv2d(FCONV_ALGO_AUTO, i % 2, i);
-    {
-        /* Bigger than one 2 x 16-tile block and one 64-channel block; a depthwise one. */
+    /* gpu-winograd-2x2 and -4x4 on random shapes, with every tile of their GEMMs; the GEMMs
+     * likewise (FCONV_GPU_GEMM_TILE). */
+    static const fconv_algo winograds[] = {FCONV_ALGO_GPU_WINOGRAD_2X2, FCONV_ALGO_GPU_WINOGRAD_4X4};
+    for (int a = 0; a < 2; a++) {
+        fconv_algo algo = winograds[a];
+        for (int i = 0; i < 24; i++) random_conv2d(algo, 1, i);
+        /* Bigger than one tile block and one 64-channel block; weights at execute time; a
+         * depthwise one. */
         fconv_conv2d_desc d = {.n = 1, .c = 19, .h = 37, .w = 75, .k = 70, .r = 3, .s = 3,
                                .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
                                .has_bias = 1, .activation = FCONV_ACTIVATION_RELU};
         float *w = malloc(70 * 19 * 9 * 4), b[70];
         fill(w, 70 * 19 * 9);
         fill(b, 70);
-        compare("conv2d-wide", FCONV_ALGO_GPU_WINOGRAD_2X2, 0, &d, w, b);
-        compare_ex("conv2d-wide-late", FCONV_ALGO_GPU_WINOGRAD_2X2, 0, &d, w, b, 1);
-        /* 16 (C + K) floats per output tile exceed the 32 Mi-float scratch beyond 128 tiles:
-         * 192 tiles of 8192 depthwise channels go in two chunks. */
-        fconv_conv2d_desc dc = {.n = 3, .c = 8192, .h = 16, .w = 15, .k = 8192, .r = 3, .s = 3,
-                                .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
-                                .groups = 8192, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU};
-        compare_random_conv2d("conv2d-winograd-chunked", FCONV_ALGO_GPU_WINOGRAD_2X2, &dc);
+        compare("conv2d-wide", algo, 0, &d, w, b);
+        compare_ex("conv2d-wide-late", algo, 0, &d, w, b, 1);
         fconv_conv2d_desc dw = {.n = 2, .c = 12, .h = 9, .w = 14, .k = 12, .r = 3, .s = 3,
                                 .pad_top = 2, .pad_left = 1, .groups = 12};
-        compare("conv2d-depthwise", FCONV_ALGO_GPU_WINOGRAD_2X2, 0, &dw, w, NULL);
+        compare("conv2d-depthwise", algo, 0, &dw, w, NULL);
         free(w);
+        /* (m + 2)^2 (C + K) floats per output tile exceed the 32 Mi-float scratch beyond 128
+         * tiles: 192 tiles of 8192 channels (F(2x2)), 144 of 4096 (F(4x4)) go in two
+         * chunks (groups of 16 channels keep it cheap). */
+        int64_t ch = a ? 4096 : 8192;
+        fconv_conv2d_desc dc = {.n = a ? 9 : 3, .c = ch, .h = 16, .w = 15, .k = ch, .r = 3,
+                                .s = 3, .pad_top = 1, .pad_bottom = 1, .pad_left = 1,
+                                .pad_right = 1, .groups = ch / 16, .has_bias = 1,
+                                .activation = FCONV_ACTIVATION_RELU};
+        compare_random_conv2d("conv2d-winograd-chunked", algo, &dc);
     }
+    for (int i = 0; i < 6; i++) random_conv2d(FCONV_ALGO_AUTO, i % 2, i);
     for (int forced = -1; forced < FCONV_GPU_GEMM_TILES; forced++) {
         if (forced >= 0) setenv("FCONV_GPU_GEMM_TILE", fconv_gpu_gemm_tiles[forced].name, 1);
         gemm_cases(FCONV_ALGO_GPU_IM2COL_GEMM, forced);
         gemm_cases(FCONV_ALGO_GPU_IMPLICIT_GEMM, forced);
-        for (int i = 0; i < 6; i++) random_conv2d(FCONV_ALGO_GPU_WINOGRAD_2X2, 1, 100 + 6 * forced + i);
+        for (int i = 0; i < 6; i++) {
+            random_conv2d(FCONV_ALGO_GPU_WINOGRAD_2X2, 1, 100 + 6 * forced + i);
+            random_conv2d(FCONV_ALGO_GPU_WINOGRAD_4X4, 1, 200 + 6 * forced + i);
+        }
         unsetenv("FCONV_GPU_GEMM_TILE");
     }
-    {
-        /* gpu-winograd-2x2 declines what is not 3x3 / stride 1 / dilation 1, naming itself. */
+    for (int a = 0; a < 2; a++) {
+        /* gpu-winograd-2x2 / -4x4 decline what is not 3x3 / stride 1 / dilation 1, naming
+         * themselves. */
+        fconv_algo algo = winograds[a];
+        const char *aname = fconv_algo_name(algo);
+        char want[96];
         fconv_conv2d_desc d = {.n = 1, .c = 2, .h = 10, .w = 10, .k = 2, .r = 5, .s = 5};
-        expect_decline(FCONV_ALGO_GPU_WINOGRAD_2X2, &d, "gpu-winograd-2x2 needs a 3x3 kernel, got 5x5");
+        snprintf(want, sizeof want, "%s needs a 3x3 kernel, got 5x5", aname);
+        expect_decline(algo, &d, want);
         d.r = d.s = 3;
         d.stride_w = 2;
-        expect_decline(FCONV_ALGO_GPU_WINOGRAD_2X2, &d, "gpu-winograd-2x2 needs stride 1, got 1x2");
+        snprintf(want, sizeof want, "%s needs stride 1, got 1x2", aname);
+        expect_decline(algo, &d, want);
         d.stride_w = 1;
         d.dilation_h = 2;
-        expect_decline(FCONV_ALGO_GPU_WINOGRAD_2X2, &d, "gpu-winograd-2x2 needs dilation 1, got 2x1");
+        snprintf(want, sizeof want, "%s needs dilation 1, got 2x1", aname);
+        expect_decline(algo, &d, want);
         fconv_filter2d_desc f = {.h = 10, .w = 10, .channels = 1, .kh = 3, .kw = 3};
         float k9[9] = {0};
-        fconv_options o = {.algo = FCONV_ALGO_GPU_WINOGRAD_2X2, .device = dev};
+        fconv_options o = {.algo = algo, .device = dev};
         CHECK(fconv_plan_filter2d(&f, &o, k9, &p) == FCONV_EUNSUPPORTED && p == NULL);
-        CHECK_STR_CONTAINS(fconv_last_error(), "gpu-winograd-2x2 does not serve filter2d");
+        snprintf(want, sizeof want, "%s does not serve filter2d", aname);
+        CHECK_STR_CONTAINS(fconv_last_error(), want);
         o.algo = FCONV_ALGO_GPU_IM2COL_GEMM;
         CHECK(fconv_plan_filter2d(&f, &o, k9, &p) == FCONV_EUNSUPPORTED && p == NULL);
         CHECK_STR_CONTAINS(fconv_last_error(), "gpu-im2col-gemm does not serve filter2d");
         /* ... and both are refused on the CPU, naming the device. */
-        fconv_options cpu = {.algo = FCONV_ALGO_GPU_WINOGRAD_2X2};
+        fconv_options cpu = {.algo = algo};
         d.dilation_h = 1;
         float w[2 * 2 * 9] = {0};
         CHECK(fconv_plan_conv2d(&d, &cpu, w, NULL, &p) == FCONV_EUNSUPPORTED && p == NULL);
-        CHECK_STR_CONTAINS(fconv_last_error(), "gpu-winograd-2x2");
+        CHECK_STR_CONTAINS(fconv_last_error(), aname);
         CHECK_STR_CONTAINS(fconv_last_error(), "cpu");
     }
-    /* AUTO on the device weighs every conv2d algorithm (planned only): the H200 ran VGG-16's
-     * 8 x 256 x 56^2 layer in 0.57 ms by gpu-winograd-2x2, 0.90 by gpu-implicit-gemm, 1.16 by
-     * gpu-im2col-gemm; its 8 x 64 x 224^2 layer in 1.06 ms by gpu-implicit-gemm, 1.21 by
-     * gpu-winograd-2x2, 1.68 by gpu-im2col-gemm. */
+    /* AUTO on the device weighs every conv2d algorithm (planned only), here as on the H200,
+     * whose times (ms) by gpu-winograd-4x4 / -2x2 / gpu-implicit-gemm / gpu-im2col-gemm were
+     * 0.33 / 0.48 / 1.18 / 1.06 for VGG-16's 8 x 512 x 28^2 layer, 0.71 / 1.21 / 1.06 / 1.69
+     * for its 8 x 64 x 224^2 one, 0.29 / 0.14 / 0.20 / 0.18 for 1 x 1024 x 16^2, and
+     * 0.089 / 0.046 / 0.040 / 0.049 for ResNet-50's 1 x 512 x 7^2. */
     {
         static const struct {
-            int64_t c, hw;
+            int64_t n, c, hw;
             fconv_algo want;
-        } layers[] = {{256, 56, FCONV_ALGO_GPU_WINOGRAD_2X2}, {64, 224, FCONV_ALGO_GPU_IMPLICIT_GEMM}};
-        for (int i = 0; i < 2; i++) {
+        } layers[] = {{8, 512, 28, FCONV_ALGO_GPU_WINOGRAD_4X4},
+                      {8, 64, 224, FCONV_ALGO_GPU_WINOGRAD_4X4},
+                      {1, 1024, 16, FCONV_ALGO_GPU_WINOGRAD_2X2},
+                      {1, 512, 7, FCONV_ALGO_GPU_IMPLICIT_GEMM}};
+        for (int i = 0; i < 4; i++) {
             int64_t c = layers[i].c;
-            fconv_conv2d_desc d = {.n = 8, .c = c, .h = layers[i].hw, .w = layers[i].hw, .k = c,
-                                   .r = 3, .s = 3, .pad_top = 1, .pad_bottom = 1, .pad_left = 1,
-                                   .pad_right = 1};
+            fconv_conv2d_desc d = {.n = layers[i].n, .c = c, .h = layers[i].hw, .w = layers[i].hw,
+                                   .k = c, .r = 3, .s = 3, .pad_top = 1, .pad_bottom = 1,
+                                   .pad_left = 1, .pad_right = 1};
             float *w = calloc((size_t)(c * c * 9), 4);
             fconv_options o = {.device = dev};
             CHECK(fconv_plan_conv2d(&d, &o, w, NULL, &p) == FCONV_OK);
-            CHECKF(fconv_plan_algo(p) == layers[i].want, "AUTO chose %s for %lld channels",
-                   fconv_algo_name(fconv_plan_algo(p)), (long long)c);
+            CHECKF(fconv_plan_algo(p) == layers[i].want, "AUTO chose %s for %lld x %lld x %lld^2",
+                   fconv_algo_name(fconv_plan_algo(p)), (long long)layers[i].n, (long long)c,
+                   (long long)layers[i].hw);
             fconv_plan_destroy(p);
             free(w);
         }
