@@ -19,8 +19,8 @@ fconv_status fconv_gpu_conv2d_run(const fconv_plan *plan, const fconv_gpu_io *io
 
 /* gpu-im2col-gemm's column buffer: at most this many floats (128 MiB) unless one group's
  * 128 columns need more; the groups and columns are walked in chunks that fit. Split-K's
- * partial sums are held to the same cap. */
-#define IM2COL_CAP_FLOATS ((int64_t)32 << 20)
+ * partial sums and Winograd's transformed inputs and products are held to the same cap. */
+#define SCRATCH_CAP_FLOATS ((int64_t)32 << 20)
 
 /* Rows of the column buffer per thread of conv2d_im2col. */
 #define IM2COL_ROWS 32
@@ -60,7 +60,7 @@ static void split_and_time(fconv_gpu_gemm_geometry *c, int64_t kg, int64_t group
     int64_t steps = fconv_gpu_div_up(c->kd, FCONV_GPU_GEMM_STEP);
     int64_t splits = 5 * blocks >= 2 * resident ? 1 : fconv_gpu_div_up(4 * resident, 5 * blocks);
     if (splits > steps / 8) splits = steps / 8;
-    if (splits > IM2COL_CAP_FLOATS / outputs) splits = IM2COL_CAP_FLOATS / outputs;
+    if (splits > SCRATCH_CAP_FLOATS / outputs) splits = SCRATCH_CAP_FLOATS / outputs;
     if (splits < 1) splits = 1;
     c->tile = t;
     c->kchunk = fconv_gpu_div_up(steps, splits) * FCONV_GPU_GEMM_STEP;
@@ -100,12 +100,12 @@ fconv_gpu_gemm_geometry fconv_gpu_gemm_geometry_of(const fconv_plan *plan, int64
     c.ncc = c.nc;
     c.gchunk = d->groups;
     if (!c.direct && !c.gather) {
-        if (c.kd * c.nc > IM2COL_CAP_FLOATS) {
-            c.ncc = IM2COL_CAP_FLOATS / c.kd / 128 * 128;
+        if (c.kd * c.nc > SCRATCH_CAP_FLOATS) {
+            c.ncc = SCRATCH_CAP_FLOATS / c.kd / 128 * 128;
             if (c.ncc < 128) c.ncc = 128;
             if (c.ncc > c.nc) c.ncc = c.nc;
         }
-        c.gchunk = IM2COL_CAP_FLOATS / (c.kd * c.ncc);
+        c.gchunk = SCRATCH_CAP_FLOATS / (c.kd * c.ncc);
         if (c.gchunk < 1) c.gchunk = 1;
         if (c.gchunk > d->groups) c.gchunk = d->groups;
         c.cols_floats = c.gchunk * c.kd * c.ncc;
@@ -113,15 +113,15 @@ fconv_gpu_gemm_geometry fconv_gpu_gemm_geometry_of(const fconv_plan *plan, int64
     return choose_tile(c, d->k / d->groups, d->groups, compute_units);
 }
 
-fconv_gpu_gemm_geometry fconv_gpu_winograd_geometry_of(const fconv_plan *plan, int64_t compute_units,
-                                                       int m) {
+fconv_gpu_gemm_geometry fconv_gpu_winograd_geometry_of(const fconv_plan *plan,
+                                                       int64_t compute_units, int m) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     int64_t e = (m + 2) * (m + 2);
     fconv_gpu_gemm_geometry c;
     memset(&c, 0, sizeof c);
     c.kd = d->c / d->groups;
     c.nc = d->n * fconv_gpu_div_up(plan->out_h, m) * fconv_gpu_div_up(plan->out_w, m);
-    c.ncc = IM2COL_CAP_FLOATS / (e * (d->c + d->k)) / 128 * 128;
+    c.ncc = SCRATCH_CAP_FLOATS / (e * (d->c + d->k)) / 128 * 128;
     if (c.ncc < 128) c.ncc = 128;
     if (c.ncc > c.nc) c.ncc = c.nc;
     c.gchunk = e * d->groups;

@@ -73,8 +73,8 @@ fconv_gpu_gemm_geometry fconv_gpu_gemm_geometry_of(const fconv_plan *plan, int64
  * in chunks of ncc of the nc, the E G GEMMs of a chunk (E = (m + 2)^2, kd = Cg deep;
  * gchunk = E G) as one launch in the tile of the model's choice. cols_floats is the chunk's
  * transformed inputs and products, E (C + K) ncc floats. */
-fconv_gpu_gemm_geometry fconv_gpu_winograd_geometry_of(const fconv_plan *plan, int64_t compute_units,
-                                                       int m);
+fconv_gpu_gemm_geometry fconv_gpu_winograd_geometry_of(const fconv_plan *plan,
+                                                       int64_t compute_units, int m);
 
 /* conv2d's plan-time device state (gpu-conv2d.c): work holds gpu-winograd-2x2's transformed
  * filters (work_ready: derived from the plan's weights) or the GEMMs' column buffer and

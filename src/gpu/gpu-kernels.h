@@ -374,6 +374,14 @@ DEVICE_FN void fc_wino_g(const int m, float g0, float g1, float g2, float *u) {
     }
 }
 
+/* Tile tg of the problem as (image, tile row, tile column), TH x TW tiles per image. */
+DEVICE_FN void fc_wino_tile(i64 tg, i64 TH, i64 TW, i64 *img, i64 *th, i64 *tw) {
+    i64 r = tg % (TH * TW);
+    *img = tg / (TH * TW);
+    *th = r / TW;
+    *tw = r - *th * TW;
+}
+
 /* U[e][ko][c] = (G g G^T)[e] for every (output channel ko, input channel c of its group):
  * one thread each. */
 DEVICE_FN void fc_wino_filter(const int m, GLOBAL const float *RESTRICT w, GLOBAL float *RESTRICT u,
@@ -404,8 +412,8 @@ DEVICE_FN void fc_wino_input(const int m, GLOBAL const float *RESTRICT x, GLOBAL
     for (i64 g = GROUP(0); g * T < total; g += NGROUPS(0)) {
         i64 idx = g * T + LID(0);
         if (idx >= total) continue;
-        i64 c = idx / ntc, t = idx - c * ntc, tg = t0 + t, img = tg / (TH * TW);
-        i64 r = tg - img * TH * TW, th = r / TW, tw = r - th * TW;
+        i64 c = idx / ntc, t = idx - c * ntc, img, th, tw;
+        fc_wino_tile(t0 + t, TH, TW, &img, &th, &tw);
         i64 h0 = m * th - pt, w0 = m * tw - pl;
         GLOBAL const float *xc = x + (img * C + c) * H * W;
         float d[6][6], b[6][6], row[6];
@@ -436,8 +444,8 @@ DEVICE_FN void fc_wino_output(const int m, GLOBAL const float *RESTRICT mm,
     for (i64 g = GROUP(0); g * T < total; g += NGROUPS(0)) {
         i64 idx = g * T + LID(0);
         if (idx >= total) continue;
-        i64 ko = idx / ntc, t = idx - ko * ntc, tg = t0 + t, img = tg / (TH * TW);
-        i64 r = tg - img * TH * TW, th = r / TW, tw = r - th * TW;
+        i64 ko = idx / ntc, t = idx - ko * ntc, img, th, tw;
+        fc_wino_tile(t0 + t, TH, TW, &img, &th, &tw);
         float in[36], o[4][6], res[4];
         for (int e = 0; e < alpha * alpha; e++) in[e] = mm[e * total + idx];
         for (int s = 0; s < alpha; s++) { /* column s of A^T M */

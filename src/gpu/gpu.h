@@ -108,13 +108,13 @@ extern const fconv_gpu_ops fconv_gpu_opencl_ops;
 extern const fconv_gpu_ops fconv_gpu_cuda_ops;
 
 /* The names of every kernel in gpu-kernels.h, for the CUDA launch table. */
-#define FCONV_GPU_KERNEL_NAMES(X)                                                          \
-    X(conv1d_naive) X(conv1d_constant) X(conv1d_tiled_halo) X(conv1d_tiled_global)          \
-    X(filter2d_naive) X(filter2d_constant) X(filter2d_tiled_halo)                           \
-    X(conv2d_naive) X(conv2d_winograd_2x2_filter) X(conv2d_winograd_2x2_input)                   \
-    X(conv2d_winograd_2x2_output) X(conv2d_winograd_4x4_filter) X(conv2d_winograd_4x4_input)     \
-    X(conv2d_winograd_4x4_output) X(conv2d_im2col)                                              \
-    X(conv2d_gemm_64x64) X(conv2d_gemm_64x128) X(conv2d_gemm_128x128) X(conv2d_igemm_64x64)       \
+#define FCONV_GPU_KERNEL_NAMES(X)                                                              \
+    X(conv1d_naive) X(conv1d_constant) X(conv1d_tiled_halo) X(conv1d_tiled_global)             \
+    X(filter2d_naive) X(filter2d_constant) X(filter2d_tiled_halo)                              \
+    X(conv2d_naive) X(conv2d_winograd_2x2_filter) X(conv2d_winograd_2x2_input)                 \
+    X(conv2d_winograd_2x2_output) X(conv2d_winograd_4x4_filter) X(conv2d_winograd_4x4_input)   \
+    X(conv2d_winograd_4x4_output) X(conv2d_im2col)                                             \
+    X(conv2d_gemm_64x64) X(conv2d_gemm_64x128) X(conv2d_gemm_128x128) X(conv2d_igemm_64x64)    \
     X(conv2d_igemm_64x128) X(conv2d_igemm_128x128) X(conv2d_gemm_reduce) X(umi_generic)
 
 #ifdef __cplusplus

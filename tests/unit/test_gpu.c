@@ -374,7 +374,8 @@ int main(int argc, char **argv) {
 
     /* gpu-winograd-2x2 and -4x4 on random shapes, with every tile of their GEMMs; the GEMMs
      * likewise (FCONV_GPU_GEMM_TILE). */
-    static const fconv_algo winograds[] = {FCONV_ALGO_GPU_WINOGRAD_2X2, FCONV_ALGO_GPU_WINOGRAD_4X4};
+    static const fconv_algo winograds[] = {FCONV_ALGO_GPU_WINOGRAD_2X2,
+                                           FCONV_ALGO_GPU_WINOGRAD_4X4};
     for (int a = 0; a < 2; a++) {
         fconv_algo algo = winograds[a];
         for (int i = 0; i < 24; i++) random_conv2d(algo, 1, i);
