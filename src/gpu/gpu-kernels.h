@@ -683,23 +683,40 @@ DEVICE_FN void gm_conv2d_tiles(const int TX, const int TY, const int gather,
                     }
                     BARRIER();
                 }
-                /* Column by column: one division for the column's image and position. */
-                UNROLL for (int j = 0; j < 8; j++) {
-                    i64 nn = nb + (j < 4 ? 4 * tx + j : 4 * TX + 4 * tx + j - 4);
-                    i64 nidx = n0 + nn, img = nidx / PQ;
-                    GLOBAL float *out = splits > 1
-                        ? part + part_off + (split * gcount + gl) * Kg * ncc + nn
-                        : y + img * K * PQ + (nidx - img * PQ) + grp * Kg * PQ;
-                    i64 rstride = splits > 1 ? ncc : PQ;
+                /* Four columns at a time: where they lie side by side on a 16-byte boundary
+                 * (in one row of an image, or of the partial sums), one vector store per
+                 * row; else column by column, one division each for its image. */
+                GLOBAL float *base = splits > 1 ? part : y;
+                i64 rstride = splits > 1 ? ncc : PQ;
+                i64 pbase = part_off + (split * gcount + gl) * Kg * ncc;
+                UNROLL for (int h = 0; h < 2; h++) {
+                    i64 nn0 = nb + 4 * tx + 4 * TX * h, nidx0 = n0 + nn0, img0 = nidx0 / PQ;
+                    i64 pq0 = nidx0 - img0 * PQ;
+                    i64 off0 = splits > 1 ? pbase + nn0 : img0 * K * PQ + pq0 + grp * Kg * PQ;
+                    int vec = nn0 + 3 < ncc && (splits > 1 || pq0 + 3 < PQ) && off0 % 4 == 0 &&
+                              rstride % 4 == 0;
                     UNROLL for (int i = 0; i < 8; i++) {
                         i64 m = m0 + (i < 4 ? 4 * ty + i : 4 * TY + 4 * ty + i - 4);
-                        float v = acc[i][j];
-                        if (m >= Kg || nn >= ncc) continue;
-                        if (splits == 1) {
-                            if (bias) v += bias[grp * Kg + m];
-                            if (relu && v < 0.0f) v = 0.0f;
+                        if (m >= Kg) continue;
+                        float v[4];
+                        UNROLL for (int jj = 0; jj < 4; jj++) {
+                            v[jj] = acc[i][4 * h + jj];
+                            if (splits == 1) {
+                                if (bias) v[jj] += bias[grp * Kg + m];
+                                if (relu && v[jj] < 0.0f) v[jj] = 0.0f;
+                            }
                         }
-                        out[m * rstride] = v;
+                        if (vec) {
+                            STORE4(base + off0 + m * rstride, v[0], v[1], v[2], v[3]);
+                            continue;
+                        }
+                        UNROLL for (int jj = 0; jj < 4; jj++) {
+                            i64 nn = nn0 + jj, nidx = n0 + nn, img = nidx / PQ;
+                            if (nn >= ncc) continue;
+                            i64 off = splits > 1 ? pbase + nn
+                                                 : img * K * PQ + (nidx - img * PQ) + grp * Kg * PQ;
+                            base[off + m * rstride] = v[jj];
+                        }
                     }
                 }
             }
@@ -715,7 +732,7 @@ DEVICE_FN void gm_conv2d_tiles(const int TX, const int TY, const int gather,
         SHARED_ARRAY(float4, Bs4, GM_BK * 8 * (TX) / 4);                                       \
         gm_conv2d_tiles(TX, TY, GATHER, As4, Bs4, GM_ARGS);                                    \
     }
-GM_KERNEL(conv2d_gemm_64x64, 8, 8, 0, )
+GM_KERNEL(conv2d_gemm_64x64, 8, 8, 0, MAX_REGS(200))
 GM_KERNEL(conv2d_gemm_64x128, 16, 8, 0, LAUNCH_BOUNDS(128, 2))
 GM_KERNEL(conv2d_gemm_128x128, 16, 16, 0, LAUNCH_BOUNDS(256, 1))
 GM_KERNEL(conv2d_igemm_64x64, 8, 8, 1, )

@@ -12,6 +12,10 @@
 #define BARRIER() __syncthreads()
 /* A kernel's most threads per block and fewest resident blocks per SM: caps its registers. */
 #define LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
+/* Four floats to p, which is 16-byte aligned. */
+#define STORE4(p, a, b, c, d) (*(float4 *)(p) = make_float4((a), (b), (c), (d)))
+/* A kernel's most registers per thread (the 64-thread GEMM: 200 keeps 5 blocks per SM). */
+#define MAX_REGS(n) __maxnreg__(n)
 /* Before a loop of constant trip count: unroll it fully, so that arrays it indexes stay in
  * registers. */
 #define UNROLL _Pragma("unroll")

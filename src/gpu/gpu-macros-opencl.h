@@ -11,6 +11,10 @@
 #define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 /* A kernel's block size, fixed (OpenCL has no register cap to ask for). */
 #define LAUNCH_BOUNDS(threads, blocks) __attribute__((reqd_work_group_size(threads, 1, 1)))
+/* Four floats to p (vstore4 asks only a float's alignment; the CUDA form asks 16 bytes). */
+#define STORE4(p, a, b, c, d) vstore4((float4)((a), (b), (c), (d)), 0, (p))
+/* No register cap to ask for in OpenCL. */
+#define MAX_REGS(n)
 /* Before a loop of constant trip count: unroll it fully, so that arrays it indexes stay in
  * registers. */
 #define UNROLL _Pragma("unroll")
