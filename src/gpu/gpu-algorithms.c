@@ -59,10 +59,10 @@ static double cost_rates(const fconv_plan *p, gpu_rates filter2d, gpu_rates conv
     return cost_linear(p, p->kind == FCONV_KIND_FILTER2D ? filter2d : conv1d);
 }
 
-/* conv2d: the kernels run blocks of threads, each looping over the reduction depth, so a
- * small layer leaves SMs idle and its time goes by waves of resident blocks: 2 per SM for
- * the Winograd kernel (128 registers per thread), 8 for the one-output-per-thread kernel,
- * the GEMMs' own (fconv_gpu_gemm_tiles), on the H100's and H200's 132 SMs. */
+/* conv2d's one-output-per-thread kernel runs blocks of 256 threads, each looping over the
+ * reduction depth, so a small layer leaves SMs idle and its time goes by waves of resident
+ * blocks (8 per SM on the H100's and H200's 132 SMs); the GEMMs and Winograds go by their
+ * walk's model (fconv_gpu_gemm_tiles). */
 #define GPU_SM_COUNT 132.0
 
 static double waves(double blocks, double per_sm) {

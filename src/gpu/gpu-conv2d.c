@@ -3,9 +3,9 @@
  * GEMM per group (8 x 8 outputs per thread in 64 x 64, 64 x 128 or 128 x 128 block tiles,
  * split-K where the tiles are too few) whose right operand is gathered from x on the fly
  * (gpu-implicit-gemm) or written first by im2col into a plan-time device buffer
- * (gpu-im2col-gemm), either reading x as it lies for 1x1 stride-1 layers; the fused
- * Winograd F(2x2,3x3) (3x3, stride 1, dilation 1; filters transformed once per plan on the
- * device); or one thread per output (gpu-naive, and the fallback where a device cannot run
+ * (gpu-im2col-gemm), either reading x as it lies for 1x1 stride-1 layers; Winograd
+ * F(2x2,3x3) and F(4x4,3x3) through the same GEMM (3x3, stride 1, dilation 1; filters
+ * transformed once per plan on the device); or one thread per output (gpu-naive, and the fallback where a device cannot run
  * 256-thread blocks, lacks the local memory a tiled kernel needs, or sizes exceed the GEMM
  * kernels' 32-bit offsets).
  */
@@ -30,8 +30,8 @@ fconv_status fconv_gpu_conv2d_run(const fconv_plan *plan, const fconv_gpu_io *io
 
 /* The GEMM kernels' tiles (gpu-kernels.h GM_KERNEL). resident: blocks per SM that the
  * registers ptxas gives them on sm_90 allow (64 x 64: 200 (capped) / 239 registers x 64
- * threads; 64 x 128: 229 / 239 x 128; 128 x 128: 229 / 231 x 256). step_seconds: fitted to H200
- * kernel times of the 64 conv2d layers of the suite with each tile forced (bench/
+ * threads; 64 x 128: 229 / 239 x 128; 128 x 128: 229 / 231 x 256). step_seconds: fitted to
+ * H200 kernel times of the 64 conv2d layers of the suite with each tile forced (bench/
  * gpu_gemm_tiles.c; docs/gpu.md, median errors 9-16%). */
 const fconv_gpu_gemm_tile fconv_gpu_gemm_tiles[FCONV_GPU_GEMM_TILES] = {
     {"64x64", 64, 64, 64, {5, 4}, {0.188e-6, 0.172e-6}},

@@ -14,7 +14,7 @@ struct fconv_gpu_gemm_geometry;
 /* The operands of one execute, on the device. bias is NULL without has_bias. work and
  * scratch are the plan's device buffers (fconv_gpu_conv2d_prepare), NULL for most
  * algorithms; work_ready says work already holds what prepare derived from w
- * (gpu-winograd-2x2's transformed filters: true when w is the plan's weights). gemm is the
+ * (the Winograds' transformed filters: true when w is the plan's weights). gemm is the
  * walk prepare chose for a conv2d GEMM or Winograd (NULL otherwise, or where the tiled
  * kernels cannot run). */
 typedef struct fconv_gpu_io {
