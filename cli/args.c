@@ -260,9 +260,10 @@ int cli_check_output_path(const char *path) {
 void cli_explain_plan(const fconv_plan *plan) {
     const char *v = getenv("FASTCONV_VERBOSE");
     if (v && *v && strcmp(v, "0") != 0)
-        fprintf(stderr, "fastconv: %s, %d thread%s, workspace %zu bytes\n", fconv_plan_explain(plan),
-                fconv_plan_threads(plan), fconv_plan_threads(plan) == 1 ? "" : "s",
-                fconv_plan_workspace_size(plan));
+        fprintf(stderr, "fastconv: %s, %d thread%s, workspace %zu bytes, device memory %zu bytes\n",
+                fconv_plan_explain(plan), fconv_plan_threads(plan),
+                fconv_plan_threads(plan) == 1 ? "" : "s", fconv_plan_workspace_size(plan),
+                fconv_plan_device_bytes(plan));
 }
 
 int cli_parse_workspace_limit(const char *s, fconv_options *options) {

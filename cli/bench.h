@@ -38,8 +38,9 @@ struct bench_result {
     size_t workspace;
     long long peak_rss;
     int threads;
-    int on_device;            /* a GPU plan: kernel_ms / transfer_ms are set */
+    int on_device;            /* a GPU plan: kernel_ms / transfer_ms / device_bytes are set */
     double kernel_ms, transfer_ms;
+    size_t device_bytes;      /* device memory the plan holds (fconv_plan_device_bytes) */
     double vs_first;          /* interleaved: the median over rounds of the first plan's time
                                  over this one's in the same round (> 1: this one is faster);
                                  0 when not interleaved */

@@ -398,6 +398,7 @@ static int time_plans(const struct bench_args *a, const fconv_algo *algos, int n
         r[j].algo = fconv_plan_algo(plans[j]);
         r[j].gflops = 2.0 * fconv_plan_macs(plans[j]) / (r[j].median_ms * 1e6);
         r[j].workspace = ws_bytes[j];
+        r[j].device_bytes = fconv_plan_device_bytes(plans[j]);
         r[j].threads = fconv_plan_threads(plans[j]);
         r[j].peak_rss = peak;
         if (j != ran_last) fconv_execute_with_workspace(plans[j], x, NULL, NULL, y, ws[j], ws_bytes[j]);
@@ -465,8 +466,8 @@ void bench_print_table_row(const struct bench_result *r, const char *requested) 
            r->max_ms, r->plan_ms, r->gflops, human_bytes((double)r->workspace, ws, sizeof ws),
            human_bytes((double)r->peak_rss, rss, sizeof rss), r->error);
     if (r->on_device)
-        printf("%-20s kernel %.3f ms, transfers %.3f ms (device events, medians)\n", "", r->kernel_ms,
-               r->transfer_ms);
+        printf("%-20s kernel %.3f ms, transfers %.3f ms (device events, medians), device memory %s\n",
+               "", r->kernel_ms, r->transfer_ms, human_bytes((double)r->device_bytes, ws, sizeof ws));
 }
 
 void bench_print_json_row(const struct bench_result *r, const char *requested, int first) {
@@ -476,7 +477,9 @@ void bench_print_json_row(const struct bench_result *r, const char *requested, i
            first ? "" : ",", fconv_algo_name(r->algo), requested ? requested : fconv_algo_name(r->algo),
            r->median_ms, r->min_ms, r->max_ms, r->plan_ms, r->gflops, r->workspace, r->peak_rss,
            r->error, r->threads);
-    if (r->on_device) printf(", \"kernel_ms\": %.6f, \"transfer_ms\": %.6f", r->kernel_ms, r->transfer_ms);
+    if (r->on_device)
+        printf(", \"kernel_ms\": %.6f, \"transfer_ms\": %.6f, \"device_bytes\": %zu", r->kernel_ms,
+               r->transfer_ms, r->device_bytes);
     if (r->vs_first > 0) printf(", \"vs_first\": %.6f", r->vs_first);
     printf("}");
 }

@@ -347,6 +347,13 @@ FCONV_API int64_t fconv_plan_output_elements(const fconv_plan *plan);
 /** Bytes of scratch memory fconv_execute_with_workspace needs (0 for some algorithms). */
 FCONV_API size_t fconv_plan_workspace_size(const fconv_plan *plan);
 
+/** Bytes of device memory a GPU plan holds for its life (the library's, freed by
+ *  fconv_plan_destroy): plan-time weights and bias, transformed filters, column buffers,
+ *  scratch and partial sums. Each execute also allocates its operands (x, y, and w / bias
+ *  when they differ from the plan's) and frees them before returning; those are not counted.
+ *  0 for a CPU plan or a NULL plan. */
+FCONV_API size_t fconv_plan_device_bytes(const fconv_plan *plan);
+
 /** The algorithm the plan runs (what AUTO chose), FCONV_ALGO_AUTO for a NULL plan. */
 FCONV_API fconv_algo fconv_plan_algo(const fconv_plan *plan);
 

@@ -132,6 +132,8 @@ static inline int fconv_algorithm_runs_on(const struct fconv_algorithm *a, fconv
 
 /* FCONV_OK if device d is present (CPU always), else FCONV_ENODEVICE with the reason. */
 fconv_status fconv_gpu_check_device(fconv_device d);
+/* Bytes of device memory a GPU plan holds (gpu-driver.c; fconv_plan_device_bytes). */
+size_t fconv_gpu_plan_device_bytes(const fconv_plan *plan);
 /* Forget this thread's last GPU timing (every CPU execute calls it). */
 void fconv_gpu_timing_clear(void);
 /* "cpu", "opencl", "cuda". */

@@ -158,6 +158,9 @@ int64_t fconv_plan_input_elements(const fconv_plan *plan) { return plan ? plan->
 int64_t fconv_plan_weight_elements(const fconv_plan *plan) { return plan ? plan->w_elems : 0; }
 int64_t fconv_plan_output_elements(const fconv_plan *plan) { return plan ? plan->y_elems : 0; }
 size_t fconv_plan_workspace_size(const fconv_plan *plan) { return plan ? plan->workspace_bytes : 0; }
+size_t fconv_plan_device_bytes(const fconv_plan *plan) {
+    return plan && plan->options.device != FCONV_DEVICE_CPU ? fconv_gpu_plan_device_bytes(plan) : 0;
+}
 fconv_algo fconv_plan_algo(const fconv_plan *plan) { return plan ? plan->algo->id : FCONV_ALGO_AUTO; }
 const char *fconv_plan_explain(const fconv_plan *plan) { return plan ? plan->explain : ""; }
 int fconv_plan_threads(const fconv_plan *plan) { return plan ? plan->threads : 0; }

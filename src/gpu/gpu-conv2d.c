@@ -187,11 +187,10 @@ fconv_status fconv_gpu_conv2d_prepare(const fconv_plan *plan, const fconv_gpu_io
         *c = fconv_gpu_winograd_geometry_of(plan, io->limits.compute_units, winograd_m(plan));
         if (!gemm_fits_32bit(plan, c)) return FCONV_OK;
         st->has_gemm = 1;
-        status = io->ops->alloc(io->gpu, (size_t)winograd_u_floats(plan) * sizeof(float),
-                                &st->work);
-        if (status == FCONV_OK)
-            status = io->ops->alloc(io->gpu, (size_t)(c->cols_floats + c->part_floats) *
-                                                 sizeof(float), &st->scratch);
+        st->work_bytes = (size_t)winograd_u_floats(plan) * sizeof(float);
+        st->scratch_bytes = (size_t)(c->cols_floats + c->part_floats) * sizeof(float);
+        status = io->ops->alloc(io->gpu, st->work_bytes, &st->work);
+        if (status == FCONV_OK) status = io->ops->alloc(io->gpu, st->scratch_bytes, &st->scratch);
         if (status == FCONV_OK && io->w) {
             status = winograd_filter(plan, io, io->w, st->work);
             st->work_ready = status == FCONV_OK;
@@ -201,9 +200,8 @@ fconv_status fconv_gpu_conv2d_prepare(const fconv_plan *plan, const fconv_gpu_io
                                         plan->algo->id == FCONV_ALGO_GPU_IMPLICIT_GEMM);
         if (!gemm_fits_32bit(plan, c)) return FCONV_OK;
         st->has_gemm = 1;
-        if (c->cols_floats + c->part_floats > 0)
-            status = io->ops->alloc(io->gpu, (size_t)(c->cols_floats + c->part_floats) *
-                                                 sizeof(float), &st->work);
+        st->work_bytes = (size_t)(c->cols_floats + c->part_floats) * sizeof(float);
+        if (st->work_bytes) status = io->ops->alloc(io->gpu, st->work_bytes, &st->work);
     }
     return status;
 }

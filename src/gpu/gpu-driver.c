@@ -47,6 +47,14 @@ fconv_status fconv_gpu_prepare(fconv_plan *plan) {
     return st;
 }
 
+size_t fconv_gpu_plan_device_bytes(const fconv_plan *plan) {
+    const struct gpu_state *s = plan->algo_state;
+    if (!s) return 0;
+    size_t floats = (s->w ? (size_t)plan->w_elems : 0) + (s->bias ? (size_t)bias_elems(plan) : 0);
+    return floats * sizeof(float) + (s->conv2d.work ? s->conv2d.work_bytes : 0) +
+           (s->conv2d.scratch ? s->conv2d.scratch_bytes : 0);
+}
+
 void fconv_gpu_release(fconv_plan *plan) {
     struct gpu_state *s = plan->algo_state;
     if (!s) return;

@@ -82,6 +82,7 @@ fconv_gpu_gemm_geometry fconv_gpu_winograd_geometry_of(const fconv_plan *plan,
  * and partial sums; gemm is the GEMM walk (has_gemm where the tiled kernels can run). */
 typedef struct fconv_gpu_conv2d_state {
     fconv_gpu_buf *work, *scratch;
+    size_t work_bytes, scratch_bytes; /* as allocated */
     int work_ready, has_gemm;
     fconv_gpu_gemm_geometry gemm;
 } fconv_gpu_conv2d_state;

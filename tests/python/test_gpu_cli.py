@@ -26,6 +26,17 @@ def test_conv1d_on_device(tmp_path):
     assert np.max(np.abs(y - ref)) <= 1e-5 * np.max(np.convolve(np.abs(x), np.abs(k)))
 
 
+def test_bench_reports_device_memory():
+    """bench --json on the device adds device_bytes: what the plan holds there (weights, bias,
+    gpu-im2col-gemm's column buffer: 8 x 9 x 20 x 20 floats)."""
+    import json
+    rc, out, err = run_cli("bench", "conv2d", "--input", "1x8x20x20", "--filters", "4x3x3", "--pad", "1",
+                           "--device", DEVICE, "--algo", "gpu-im2col-gemm", "--reps", "1", "--json")
+    assert rc == 0, err
+    row = json.loads(out)[0]
+    assert row["device_bytes"] == 4 * (4 * 8 * 9 + 8 * 9 * 20 * 20)
+
+
 def test_cpu_algorithm_on_device_is_refused(tmp_path):
     np.save(tmp_path / "x.npy", np.ones(10, np.float32))
     np.save(tmp_path / "k.npy", np.ones(3, np.float32))

@@ -978,6 +978,7 @@ static void test_plan_queries(void) {
     CHECK_EQ_INT(fconv_plan_weight_elements(NULL), 0);
     CHECK_EQ_INT(fconv_plan_output_elements(NULL), 0);
     CHECK_EQ_INT(fconv_plan_workspace_size(NULL), 0);
+    CHECK_EQ_INT(fconv_plan_device_bytes(NULL), 0);
     CHECK_EQ_INT(fconv_plan_algo(NULL), FCONV_ALGO_AUTO);
     fconv_plan_destroy(NULL);
 
@@ -986,6 +987,7 @@ static void test_plan_queries(void) {
     fconv_options opt = {.threads = 0};
     EXPECT_OK(fconv_plan_conv1d(&o, &opt, NULL, &p));
     CHECK_EQ_INT(fconv_plan_threads(p), fconv_default_threads());
+    CHECK_EQ_INT(fconv_plan_device_bytes(p), 0); /* a CPU plan holds no device memory */
     fconv_plan_destroy(p);
     EXPECT_OK(fconv_plan_conv1d(&o, NULL, NULL, &p));
     CHECK_EQ_INT(fconv_plan_threads(p), fconv_default_threads());

@@ -252,6 +252,47 @@ static void gemm_cases(fconv_algo algo, int forced) {
     }
 }
 
+/* fconv_plan_device_bytes of conv2d plans on the device: the weights and bias kept there
+ * plus each algorithm's buffers, by its walk (gpu-implicit-gemm: partial sums only;
+ * gpu-im2col-gemm: columns and partial sums; Winograd: transformed filters, scratch). */
+static void check_device_bytes(void) {
+    fconv_conv2d_desc d = {.n = 2, .c = 24, .h = 30, .w = 26, .k = 40, .r = 3, .s = 3,
+                           .pad_top = 1, .pad_bottom = 1, .pad_left = 1, .pad_right = 1,
+                           .has_bias = 1};
+    static const fconv_algo algos[] = {FCONV_ALGO_GPU_IMPLICIT_GEMM, FCONV_ALGO_GPU_IM2COL_GEMM,
+                                       FCONV_ALGO_GPU_WINOGRAD_2X2, FCONV_ALGO_GPU_WINOGRAD_4X4,
+                                       FCONV_ALGO_GPU_NAIVE};
+    float *w = calloc(40 * 24 * 9, 4), b[40] = {0};
+    for (int a = 0; a < 5; a++) {
+        for (int late = 0; late < 2; late++) {
+            fconv_options o = {.algo = algos[a], .device = dev};
+            fconv_plan *p = NULL;
+            CHECK(fconv_plan_conv2d(&d, &o, late ? NULL : w, late ? NULL : b, &p) == FCONV_OK);
+            if (!p) continue;
+            int64_t limits_cu = 0; /* the walk as prepare chose it, on this device */
+            fconv_gpu_limits lim;
+            const fconv_gpu_ops *ops = fconv_gpu_backend(dev);
+            fconv_gpu *g = NULL;
+            if (ops && ops->open(&g) == FCONV_OK) ops->limits(g, &lim), limits_cu = lim.compute_units;
+            size_t want = late ? 0 : (40 * 24 * 9 + 40) * sizeof(float);
+            if (a == 2 || a == 3) {
+                int m = a == 2 ? 2 : 4;
+                fconv_gpu_gemm_geometry gg = fconv_gpu_winograd_geometry_of(p, limits_cu, m);
+                want += (size_t)((m + 2) * (m + 2) * 40 * 24 + gg.cols_floats + gg.part_floats) *
+                        sizeof(float);
+            } else if (a < 2) {
+                fconv_gpu_gemm_geometry gg = fconv_gpu_gemm_geometry_of(p, limits_cu, a == 0);
+                want += (size_t)(gg.cols_floats + gg.part_floats) * sizeof(float);
+            }
+            CHECKF(fconv_plan_device_bytes(p) == want, "%s%s: device bytes %zu, want %zu",
+                   fconv_algo_name(algos[a]), late ? " (weights at execute)" : "",
+                   fconv_plan_device_bytes(p), want);
+            fconv_plan_destroy(p);
+        }
+    }
+    free(w);
+}
+
 /* Planning algo for d fails with EUNSUPPORTED and a reason naming the algorithm. */
 static void expect_decline(fconv_algo algo, const fconv_conv2d_desc *d, const char *reason) {
     fconv_options o = {.algo = algo, .device = dev};
@@ -371,6 +412,7 @@ int main(int argc, char **argv) {
     }
 
     check_gemm_geometry();
+    check_device_bytes();
 
     /* gpu-winograd-2x2 and -4x4 on random shapes, with every tile of their GEMMs; the GEMMs
      * likewise (FCONV_GPU_GEMM_TILE). */
