@@ -1,9 +1,10 @@
 /*
  * gpu_gemm_tiles.c — the conv2d GEMMs' block tiles on a GPU, for fitting the tile model of
  * src/gpu/gpu-conv2d.c (fconv_gpu_gemm_tiles): every conv2d line of `fastconv bench suite
- * --list` on stdin, gpu-im2col-gemm, gpu-implicit-gemm and gpu-winograd-2x2 / -4x4 (where they serve)
- * with each tile FCONV_GPU_GEMM_TILE forces and with the model's choice (tile "auto"); per row the median and least kernel time
- * (device events) of 7 executes after 2, one JSON object per line. The plans of a shape are
+ * --list` on stdin, gpu-im2col-gemm, gpu-implicit-gemm and gpu-winograd-2x2 / -4x4 (where
+ * they serve) with each tile FCONV_GPU_GEMM_TILE forces and with the model's choice (tile
+ * "auto"); per row the median and least kernel time (device events) of 7 executes after 2,
+ * one JSON object per line. The plans of a shape are
  * timed in turns, so a drifting clock falls on all of them alike. Build against a build tree:
  *
  *   gcc -O2 -Iinclude bench/gpu_gemm_tiles.c -Lbuild -lfastconv -Wl,-rpath,$PWD/build \
@@ -46,9 +47,8 @@ static int parse(char *line, fconv_conv2d_desc *d) {
         else if (strcmp(tok, "--stride") == 0) d->stride_h = d->stride_w = atoll(val);
         else if (strcmp(tok, "--pad") == 0)
             d->pad_top = d->pad_bottom = d->pad_left = d->pad_right = atoll(val);
-        else if (strncmp(tok, "--", 2) != 0) { /* the group, then "conv2d": step back one */
-            if (strcmp(val, "conv2d") != 0) return 0;
-        }
+        else if (strncmp(tok, "--", 2) != 0 && strcmp(val, "conv2d") != 0)
+            return 0; /* the line starts "group conv2d": that pair is the only other one */
     }
     return d->n > 0 && d->k > 0;
 }
@@ -80,8 +80,10 @@ int main(int argc, char **argv) {
             }
         }
         unsetenv("FCONV_GPU_GEMM_TILE");
-        if (plans[0][0]) y = malloc((size_t)fconv_plan_output_elements(plans[0][0]) * 4);
-        double ms[NTILES][NALGOS][REPS];
+        for (int t = 0; t < NTILES; t++)
+            for (int a = 0; a < NALGOS && !y; a++)
+                if (plans[t][a]) y = malloc((size_t)fconv_plan_output_elements(plans[t][a]) * 4);
+        double ms[NTILES][NALGOS][REPS] = {{{0}}};
         for (int rep = 0; y && rep < WARM + REPS; rep++)
             for (int t = 0; t < NTILES; t++)
                 for (int a = 0; a < NALGOS; a++) {
@@ -98,7 +100,10 @@ int main(int argc, char **argv) {
                 }
         for (int t = 0; t < NTILES; t++)
             for (int a = 0; a < NALGOS; a++) {
-                if (!plans[t][a]) continue;
+                if (!plans[t][a] || !y) {
+                    fconv_plan_destroy(plans[t][a]);
+                    continue;
+                }
                 qsort(ms[t][a], REPS, sizeof(double), cmp_double);
                 printf("{\"shape\": \"%s\", \"algo\": \"%s\", \"tile\": \"%s\", \"median_ms\": %.6f, "
                        "\"min_ms\": %.6f}\n",
