@@ -9,12 +9,15 @@
 #       .git/info/exclude). Carry `.devcarry` to the device.
 #   bash scripts/gpu-check.sh run [gpu_compare.py options]    there, from the repository root:
 #       unpacks to /tmp/fastconv-gpu, then test_gpu and test_umi_gpu, the conformance suite on
-#       the device, compute-sanitizer's memcheck of test_gpu (where it exists), and
-#       bench/gpu_compare.py with the given options (the baseline added when packed); logs and
-#       JSON under $OUT (or ./gpu-check-out).
+#       the device, compute-sanitizer's memcheck of test_gpu (where it exists), with TILES=REGEX
+#       bench/gpu_gemm_tiles.c on the conv2d suite lines matching REGEX (twice) and cuDNN on the
+#       same lines, and bench/gpu_compare.py with the given options (the baseline added when
+#       packed). Logs and JSON go into one archive, $OUT/gpu-check.tgz (or ./gpu-check-out/):
+#       the device tool returns at most 8 files a call.
 #
 # DEVICE=opencl runs the same on PoCL (a dry run here). Time limits in seconds: TEST_S (60 per
-# test binary), MEMCHECK_S (120), BENCH_S (300). The device has python3 with torch and cupy.
+# test binary), MEMCHECK_S (120), TILES_S (150 per sweep), BENCH_S (300). The device has
+# python3 with torch and cupy.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
@@ -32,6 +35,7 @@ pack() {
     mkdir -p "$stage/new" "$stage/lib"
     cp build/fastconv build/test_gpu build/test_umi_gpu "$stage/new/"
     cp -P build/libfastconv.so* "$stage/new/"
+    cc -O2 -Iinclude bench/gpu_gemm_tiles.c -Lbuild -lfastconv -o "$stage/new/gpu_gemm_tiles"
     if [ -n "$base" ]; then
         local wt
         wt=$(mktemp -d)
@@ -57,10 +61,12 @@ pack() {
 }
 
 run() {
-    local dev=${DEVICE:-cuda} t=/tmp/fastconv-gpu out=${OUT:-$PWD/gpu-check-out} rc=0
-    mkdir -p "$t" "$out"
+    local dev=${DEVICE:-cuda} t=/tmp/fastconv-gpu dest=${OUT:-$PWD/gpu-check-out} rc=0
+    local out=$t/out
+    rm -rf "$t"
+    mkdir -p "$t" "$out" "$dest"
     tar xJf "$carry/pack.tar.xz" -C "$t" || { echo "gpu-check: cannot unpack $carry/pack.tar.xz"; exit 1; }
-    export LD_LIBRARY_PATH="$t/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" PYTHONUNBUFFERED=1
+    export LD_LIBRARY_PATH="$t/new:$t/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" PYTHONUNBUFFERED=1
     command -v nvidia-smi >/dev/null && nvidia-smi -L
     for test in test_gpu test_umi_gpu; do
         (cd "$t" && timeout "${TEST_S:-60}" "./new/$test" "$dev") > "$out/$test.log" 2>&1
@@ -78,6 +84,24 @@ run() {
             > "$out/memcheck.log" 2>&1
         echo "== memcheck test_gpu: rc $? ($(grep -o 'ERROR SUMMARY: [0-9]* errors' "$out/memcheck.log"))"
     fi
+    if [ -n "${TILES:-}" ]; then
+        "$t/new/fastconv" bench suite --list | grep conv2d | grep -E -- "$TILES" > "$out/shapes.txt"
+        for i in 1 2; do
+            timeout "${TILES_S:-150}" "$t/new/gpu_gemm_tiles" "$dev" < "$out/shapes.txt" \
+                > "$out/tiles$i.jsonl" 2>> "$out/tiles.err"
+            echo "== gpu_gemm_tiles $i: rc $? ($(wc -l < "$out/tiles$i.jsonl") rows)"
+        done
+        timeout "${TILES_S:-150}" python3 - "$out/shapes.txt" > "$out/cudnn.jsonl" 2> "$out/cudnn.err" <<'PY'
+import json, sys
+sys.path.insert(0, "bench")
+import gpu_compare as g
+for line in open(sys.argv[1]):
+    group, args = line.rstrip("\n").split("\t")
+    kind, o = g.parse(args.split())
+    print(json.dumps({"shape": line.rstrip("\n"), "peers": g.peers(kind, o, 10)}), flush=True)
+PY
+        echo "== cuDNN on the same shapes: rc $? ($(wc -l < "$out/cudnn.jsonl") rows)"
+    fi
     if [ $# -gt 0 ]; then
         local base=()
         [ -x "$t/old/fastconv" ] && base=(--baseline-cli "$t/old/fastconv")
@@ -85,6 +109,7 @@ run() {
         timeout "${BENCH_S:-300}" python3 bench/gpu_compare.py --cli "$t/new/fastconv" --device "$dev" \
             "${base[@]}" --json-out "$out/bench.json" --md-out "$out/bench.md" "$@" 2>&1 | tail -3
     fi
+    tar czf "$dest/gpu-check.tgz" -C "$out" . && echo "== outputs: $dest/gpu-check.tgz"
     return $rc
 }
 
@@ -92,7 +117,7 @@ case "$mode" in
 pack) pack "$@" ;;
 run) run "$@" ;;
 *)
-    sed -n '2,17p' "$0"
+    sed -n '2,20p' "$0"
     exit 2
     ;;
 esac
