@@ -30,7 +30,7 @@ fconv_status fconv_gpu_conv2d_run(const fconv_plan *plan, const fconv_gpu_io *io
 
 /* The GEMM kernels' tiles (gpu-kernels.h GM_KERNEL). resident: blocks per SM that the
  * registers ptxas gives them on sm_90 allow (64 x 64: 200 (capped) / 239 registers x 64
- * threads; 64 x 128: 229 / 239 x 128; 128 x 128: 229 / 231 x 256). step_seconds: fitted to
+ * threads; 64 x 128: 229 / 239 x 128; 128 x 128: 231 / 231 x 256). step_seconds: fitted to
  * H200 kernel times of the 64 conv2d layers of the suite with each tile forced (bench/
  * gpu_gemm_tiles.c; docs/gpu.md, median errors 9-16%). */
 const fconv_gpu_gemm_tile fconv_gpu_gemm_tiles[FCONV_GPU_GEMM_TILES] = {

@@ -34,6 +34,14 @@ DEVICE_FN i64 fc_border_index(i64 border, i64 i, i64 n) {
 DEVICE_FN i64 fc_max(i64 a, i64 b) { return a > b ? a : b; }
 DEVICE_FN i64 fc_min(i64 a, i64 b) { return a < b ? a : b; }
 
+/* conv2d's epilogue on output channel ko: + bias[ko] when there is a bias, then ReLU when
+ * asked (NaN < 0 is false: NaN stays NaN). */
+DEVICE_FN float fc_bias_relu(float v, GLOBAL const float *RESTRICT bias, i64 ko, i64 relu) {
+    if (bias) v += bias[ko];
+    if (relu && v < 0.0f) v = 0.0f;
+    return v;
+}
+
 /* Four multiply-adds of one tap (or input) into row m of a thread's 4 x 4 accumulators
  * (the register-blocked tiled kernels: inputs i0..i3 of the 4 column groups). */
 #define FC_FT_FMA4(m, kk)                                                                      \
@@ -304,9 +312,7 @@ KERNEL void conv2d_naive(GLOBAL const float *RESTRICT x, GLOBAL const float *RES
                            x[((b * C + cbase + c) * H + hi) * W + wi];
                 }
             }
-        if (bias) acc += bias[ko];
-        if (relu && acc < 0.0f) acc = 0.0f; /* NaN < 0 is false: NaN stays NaN */
-        y[e] = acc;
+        y[e] = fc_bias_relu(acc, bias, ko, relu);
     }
 }
 
@@ -701,10 +707,7 @@ DEVICE_FN void gm_conv2d_tiles(const int TX, const int TY, const int gather,
                         float v[4];
                         UNROLL for (int jj = 0; jj < 4; jj++) {
                             v[jj] = acc[i][4 * h + jj];
-                            if (splits == 1) {
-                                if (bias) v[jj] += bias[grp * Kg + m];
-                                if (relu && v[jj] < 0.0f) v[jj] = 0.0f;
-                            }
+                            if (splits == 1) v[jj] = fc_bias_relu(v[jj], bias, grp * Kg + m, relu);
                         }
                         if (vec) {
                             STORE4(base + off0 + m * rstride, v[0], v[1], v[2], v[3]);
@@ -752,9 +755,7 @@ KERNEL void conv2d_gemm_reduce(GLOBAL const float *RESTRICT part, GLOBAL const f
         for (i64 s = 0; s < splits; s++) v += part[part_off + s * total + e];
         i64 nn = e % ncc, row = e / ncc, gl = row / Kg, ko = (g0 + gl) * Kg + (row - gl * Kg);
         i64 nidx = n0 + nn, b = nidx / PQ, pq = nidx - b * PQ;
-        if (bias) v += bias[ko];
-        if (relu && v < 0.0f) v = 0.0f;
-        y[(b * K + ko) * PQ + pq] = v;
+        y[(b * K + ko) * PQ + pq] = fc_bias_relu(v, bias, ko, relu);
     }
 }
 
