@@ -104,6 +104,9 @@ static double cost_tiled_global(const fconv_plan *p) {
  * fit. */
 #define GPU_OUTPUT_WRITE 6.1e-12
 
+/* Seconds per float of split-K's partial sums (written, then read by the reduction). */
+#define GPU_PARTIAL_FLOAT 15.8e-12
+
 /* gpu-implicit-gemm and gpu-im2col-gemm (fconv_gpu_gemm_geometry_of, whose modelled GEMM
  * time picks the tile), fitted to H200 kernel times of the ResNet-50 / VGG-16 / 16x16 layers
  * (docs/gpu.md): per pass over a chunk a launch (two with im2col), the GEMM, the column
@@ -111,13 +114,12 @@ static double cost_tiled_global(const fconv_plan *p) {
 static double cost_gemm_walk(const fconv_plan *p, int gather) {
     fconv_gpu_gemm_geometry g = fconv_gpu_gemm_geometry_of(p, (int64_t)GPU_SM_COUNT, gather);
     const fconv_conv2d_desc *d = &p->conv2d;
-    double passes =
-        ceil((double)g.nc / (double)g.ncc) * ceil((double)d->groups / (double)g.gchunk);
     int im2col = !g.direct && !g.gather;
     double cols = im2col ? (double)g.kd * (double)d->groups * (double)g.nc : 0.0;
     double part = g.splits > 1 ? (double)g.splits * (double)d->k * (double)g.nc : 0.0;
-    return passes * (1.2e-6 + (im2col ? 8.4e-6 : 0.0)) + g.gemm_seconds + cols * 2.13e-12 +
-           part * 15.8e-12 + (double)fconv_plan_output_elements(p) * GPU_OUTPUT_WRITE;
+    return (double)g.passes * (1.2e-6 + (im2col ? 8.4e-6 : 0.0)) + g.gemm_seconds +
+           cols * 2.13e-12 + part * GPU_PARTIAL_FLOAT +
+           (double)fconv_plan_output_elements(p) * GPU_OUTPUT_WRITE;
 }
 
 static double cost_implicit(const fconv_plan *p) { return cost_gemm_walk(p, 1); }
@@ -135,12 +137,12 @@ static double cost_winograd(const fconv_plan *p, int m) {
     } fit[2] = {{21e-6, 0.8, 3.5e-12}, {25e-6, 1.1, 2.0e-12}};
     fconv_gpu_gemm_geometry g = fconv_gpu_winograd_geometry_of(p, (int64_t)GPU_SM_COUNT, m);
     const fconv_conv2d_desc *d = &p->conv2d;
-    double e = (double)((m + 2) * (m + 2)), passes = ceil((double)g.nc / (double)g.ncc);
+    double e = (double)((m + 2) * (m + 2));
     double vm = e * (double)(d->c + d->k) * (double)g.nc;
     double part = g.splits > 1 ? (double)g.splits * e * (double)d->k * (double)g.nc : 0.0;
     int f = m == 4;
-    double t = passes * fit[f].launches + fit[f].gemm_share * g.gemm_seconds +
-               vm * fit[f].per_float + part * 15.8e-12 +
+    double t = (double)g.passes * fit[f].launches + fit[f].gemm_share * g.gemm_seconds +
+               vm * fit[f].per_float + part * GPU_PARTIAL_FLOAT +
                (double)fconv_plan_output_elements(p) * GPU_OUTPUT_WRITE;
     if (!p->weights) t += 1e-5 + (double)d->k * (double)(d->c / d->groups) * e * 0.01e-9;
     return t;

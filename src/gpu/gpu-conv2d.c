@@ -66,10 +66,9 @@ static void split_and_time(fconv_gpu_gemm_geometry *c, int64_t kg, int64_t group
     c->kchunk = fconv_gpu_div_up(steps, splits) * FCONV_GPU_GEMM_STEP;
     c->splits = fconv_gpu_div_up(c->kd, c->kchunk); /* no empty range */
     c->part_floats = c->splits > 1 ? c->splits * outputs : 0;
-    double passes = (double)fconv_gpu_div_up(c->nc, c->ncc) *
-                    (double)fconv_gpu_div_up(groups, c->gchunk);
+    c->passes = fconv_gpu_div_up(c->nc, c->ncc) * fconv_gpu_div_up(groups, c->gchunk);
     double waves = (double)(blocks * c->splits) / (double)resident;
-    c->gemm_seconds = passes * (waves < 1.0 ? 1.0 : waves) * (double)c->kchunk *
+    c->gemm_seconds = (double)c->passes * (waves < 1.0 ? 1.0 : waves) * (double)c->kchunk *
                       tile->step_seconds[c->gather];
 }
 

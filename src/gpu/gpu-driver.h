@@ -61,6 +61,7 @@ typedef struct fconv_gpu_gemm_geometry {
     int64_t gchunk, ncc;     /* groups and columns per pass */
     int direct, gather;      /* B is x itself / gathered from x: no column buffer */
     int tile;                /* index into fconv_gpu_gemm_tiles */
+    int64_t passes;          /* chunks of groups and columns, each its own launches */
     int64_t splits, kchunk;  /* depth ranges per output tile and the depth of each */
     int64_t cols_floats;     /* the plan's device buffer: columns, then */
     int64_t part_floats;     /* split-K's partial sums */
