@@ -911,9 +911,14 @@ static double wino_cost(const fconv_plan *plan, int m) {
      * 1.73-1.81 ms against F(2x2) (16.8 MB) 1.08-1.62; 1 x 512 x 14^2 NCHW 3.22 against 2.78,
      * NHWC 3.74 against 2.65; 1 x 1024 x 16^2 (F(4x4) 151 MB, 36 tiles a channel) keeps
      * F(4x4), 9.1 against 10.1. On the Zen 5 VM's figure nothing changes: 37.7 MB in ~0.4
-     * ms on two threads, F(4x4)'s own time. */
-    if (g.packed && g.u_size > WINO_U_PRIVATE_BYTES)
-        work = fmax(work, (double)g.u_size / (fconv_cpu()->shared_read_bytes_per_s * plan->threads));
+     * ms on two threads, F(4x4)'s own time. A U that half the last-level cache cannot keep
+     * comes from memory (fconv_cpu_info.memory_read_bytes_per_s: a Zen 4 VM's 1 x 512 x 7^2
+     * F(4x4) 1.30 ms, the rate's 1.45; F(2x2), whose 16.8 MB it keeps, 0.79). */
+    if (g.packed && g.u_size > WINO_U_PRIVATE_BYTES) {
+        const double rate = g.u_size > WINO_U_CACHED_BYTES ? fconv_cpu()->memory_read_bytes_per_s
+                                                           : fconv_cpu()->shared_read_bytes_per_s;
+        work = fmax(work, (double)g.u_size / (rate * plan->threads));
+    }
     if (y_bytes > FCONV_LLC_BYTES) work = g.stream ? fmax(work, y_bytes / 50e9) : work + y_bytes / 20e9;
     return work + 5e-6;
 }

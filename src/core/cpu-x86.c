@@ -2,8 +2,8 @@
  * cpu-x86.c — which SIMD instruction sets this CPU has and the OS enables: CPUID for the
  * feature bits, XGETBV for whether the OS saves the AVX / AVX-512 register state (a CPU
  * bit alone is not enough), from the vendor whether unaligned vector loads are slow, how fast
- * a core reads from beyond its L2 and which GEMM outputs to stream, and from the model whether
- * 512-bit loads are and which GEMM tile to run.
+ * a core reads from beyond its L2 and which GEMM outputs to stream, from the family how fast
+ * from memory, and from the model whether 512-bit loads are and which GEMM tile to run.
  * Computed once, thread-safely.
  */
 #include <pthread.h>
@@ -22,14 +22,18 @@ static uint64_t read_xcr0(void) {
 }
 
 static void detect(fconv_cpu_info *c) {
-    unsigned a, b, cx, d;
+    unsigned a = 0, b = 0, cx = 0, d = 0;
     if (__get_cpuid(0, &a, &b, &cx, &d) /* the vendor string, in EBX, EDX, ECX */
         && b == 0x756e6547u && d == 0x49656e69u && cx == 0x6c65746eu) { /* GenuineIntel */
         c->split_loads_slow = 1;
         c->shared_read_bytes_per_s = FCONV_SHARED_READ_BYTES_PER_S_INTEL;
         c->gemm_stream_output_bytes = FCONV_GEMM_STREAM_OUTPUT_BYTES_INTEL;
     }
+    const int amd = b == 0x68747541u && d == 0x69746e65u && cx == 0x444d4163u; /* AuthenticAMD */
     if (!__get_cpuid(1, &a, &b, &cx, &d)) return;
+    /* AMD: the family is the base (0xf) plus the extended family (bits 20-27) */
+    if (amd && ((a >> 8) & 0xf) + ((a >> 20) & 0xff) == 25)
+        c->memory_read_bytes_per_s = FCONV_MEMORY_READ_BYTES_PER_S_AMD_FAMILY_25;
     if (c->split_loads_slow) { /* Intel: the model (EAX: family 6, extended model in bits 16-19) */
         const unsigned family = (a >> 8) & 0xf, model = ((a >> 12) & 0xf0) | ((a >> 4) & 0xf);
         c->wide_loads_slow = family == 6 && (model == 106 || model == 108 || model == 125 || model == 126);
@@ -64,7 +68,9 @@ static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 static void init_cpu(void) {
     cpu_info.shared_read_bytes_per_s = FCONV_SHARED_READ_BYTES_PER_S_DEFAULT; /* unless detect() knows better */
     cpu_info.gemm_stream_output_bytes = FCONV_GEMM_STREAM_OUTPUT_BYTES_DEFAULT;
+    cpu_info.memory_read_bytes_per_s = 0; /* detect() sets it where it differs from the shared rate */
     detect(&cpu_info);
+    if (cpu_info.memory_read_bytes_per_s == 0) cpu_info.memory_read_bytes_per_s = cpu_info.shared_read_bytes_per_s;
     const fconv_cpu_info *c = &cpu_info;
 #if defined(__x86_64__)
     snprintf(cpu_string, sizeof cpu_string, "x86-64%s%s%s%s%s%s%s (os: avx %s, avx-512 %s)",

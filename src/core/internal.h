@@ -329,6 +329,14 @@ typedef struct fconv_cpu_info {
      * (an Intel client core reads its ring's L3 faster, and AUTO then undervalues the larger
      * Winograd tiles there; `fastconv tune` records what runs faster). */
     double shared_read_bytes_per_s;
+    /* The same, of a stream larger than the last-level cache holds, so from memory. The Zen 5
+     * VM read Winograd's 37.7 MB of 512 -> 512 F(4x4) weights at the rate above (its memory
+     * keeps up); a Zen 4 VM (AMD family 25 model 17, 32 MiB of L3) reads 24-27 GB/s on 2
+     * threads past 38 MB against 150 GB/s for 16 MB (a summing loop, best of 15), and there
+     * 1 x 512 x 7^2 ran F(4x4) 1.30 ms, F(2x2) 0.79 ms, while AUTO, taking the Zen 5 rate, chose
+     * F(4x4). From the vendor and family: AMD's family 25 (Zen 3 and 4; measured on Zen 4 only),
+     * else shared_read_bytes_per_s. */
+    double memory_read_bytes_per_s;
     /* Outputs of the conv2d GEMMs (conv2d-pointwise.c, im2col) at least this large leave
      * through non-temporal stores. Zen's caches keep outputs up to FCONV_STREAM_OUTPUT_BYTES
      * for their next reader; an Intel server core's plain stores each read their line in
@@ -345,6 +353,8 @@ typedef struct fconv_cpu_info {
  * (Zen 5's). */
 #define FCONV_SHARED_READ_BYTES_PER_S_INTEL 12e9
 #define FCONV_SHARED_READ_BYTES_PER_S_DEFAULT 47e9
+/* fconv_cpu_info.memory_read_bytes_per_s of AMD's family 25 (above). */
+#define FCONV_MEMORY_READ_BYTES_PER_S_AMD_FAMILY_25 13e9
 /* fconv_cpu_info.gemm_stream_output_bytes by vendor: Intel's, and everyone else's. */
 #define FCONV_GEMM_STREAM_OUTPUT_BYTES_INTEL (512.0 * 1024)
 #define FCONV_GEMM_STREAM_OUTPUT_BYTES_DEFAULT FCONV_STREAM_OUTPUT_BYTES

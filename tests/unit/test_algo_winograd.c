@@ -688,14 +688,16 @@ static void test_declines(void) {
     CHECK_STR_CONTAINS(fconv_last_error(), "winograd-rows does not serve filter2d");
 }
 
-/* AUTO weighs U's read from beyond L2 (fconv_cpu_info.shared_read_bytes_per_s): 1 x 512 x
- * 7^2 -> 512 has four F(4x4) tiles a channel, so its products read U (37.7 MB, F(2x2)'s
- * 16.8) once for few multiply-adds. Where the cores read it slowly (Intel's mesh) AUTO takes
- * winograd-2x2, at the Zen 5 VM's rate winograd-4x4, as measured on each. */
-static void auto_under_read_rate(double rate, fconv_layout layout, fconv_algo expect) {
+/* AUTO weighs U's read from beyond L2 (fconv_cpu_info.shared_read_bytes_per_s, and
+ * memory_read_bytes_per_s for a U half the last-level cache cannot keep): 1 x 512 x 7^2 -> 512
+ * has four F(4x4) tiles a channel, so its products read U (37.7 MB, F(2x2)'s 16.8) once for
+ * few multiply-adds. Where the cores read it slowly (Intel's mesh, or a Zen 4's memory) AUTO
+ * takes winograd-2x2, at the Zen 5 VM's rate winograd-4x4, as measured on each. */
+static void auto_under_read_rates(double shared, double memory, fconv_layout layout, fconv_algo expect) {
     fconv_cpu_info *cpu = test_cpu_figures();
-    const double saved = cpu->shared_read_bytes_per_s;
-    cpu->shared_read_bytes_per_s = rate;
+    const double saved_shared = cpu->shared_read_bytes_per_s, saved_memory = cpu->memory_read_bytes_per_s;
+    cpu->shared_read_bytes_per_s = shared;
+    cpu->memory_read_bytes_per_s = memory;
     fconv_conv2d_desc d = {.n = 1, .c = 512, .h = 7, .w = 7, .k = 512, .r = 3, .s = 3,
                            .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .layout = layout};
     fconv_options o = {.threads = 2};
@@ -706,11 +708,13 @@ static void auto_under_read_rate(double rate, fconv_layout layout, fconv_algo ex
     CHECK(w && fconv_plan_conv2d(&d, &o, w, NULL, &p) == FCONV_OK);
     free(w);
     if (p) {
-        CHECKF(fconv_plan_algo(p) == expect, "%.0f GB/s a core, layout %d: AUTO took %s, not %s (%s)", rate / 1e9,
-               (int)layout, fconv_algo_name(fconv_plan_algo(p)), fconv_algo_name(expect), fconv_plan_explain(p));
+        CHECKF(fconv_plan_algo(p) == expect, "%.0f GB/s a core from the shared cache, %.0f from memory, layout %d: AUTO took %s, not %s (%s)",
+               shared / 1e9, memory / 1e9, (int)layout, fconv_algo_name(fconv_plan_algo(p)), fconv_algo_name(expect),
+               fconv_plan_explain(p));
         fconv_plan_destroy(p);
     }
-    cpu->shared_read_bytes_per_s = saved;
+    cpu->shared_read_bytes_per_s = saved_shared;
+    cpu->memory_read_bytes_per_s = saved_memory;
 }
 
 static void test_weight_read_rate(void) {
@@ -719,12 +723,21 @@ static void test_weight_read_rate(void) {
         return;
     }
     CHECK(fconv_wisdom_use_file("") == FCONV_OK); /* AUTO's model alone, no recorded choice */
+    const double intel = FCONV_SHARED_READ_BYTES_PER_S_INTEL, zen5 = FCONV_SHARED_READ_BYTES_PER_S_DEFAULT;
     for (int l = 0; l < 2; l++) {
         const fconv_layout layout = l ? FCONV_LAYOUT_NHWC : FCONV_LAYOUT_NCHW;
-        auto_under_read_rate(FCONV_SHARED_READ_BYTES_PER_S_INTEL, layout, FCONV_ALGO_WINOGRAD_2X2);
-        auto_under_read_rate(FCONV_SHARED_READ_BYTES_PER_S_DEFAULT, layout, FCONV_ALGO_WINOGRAD_4X4);
+        auto_under_read_rates(intel, intel, layout, FCONV_ALGO_WINOGRAD_2X2);
+        auto_under_read_rates(zen5, zen5, layout, FCONV_ALGO_WINOGRAD_4X4);
+        auto_under_read_rates(zen5, FCONV_MEMORY_READ_BYTES_PER_S_AMD_FAMILY_25, layout, FCONV_ALGO_WINOGRAD_2X2);
     }
     CHECK(fconv_wisdom_use_file(NULL) == FCONV_OK);
+}
+
+/* Every CPU gets a memory read rate, no faster than its shared cache's. */
+static void test_memory_read_rate(void) {
+    const fconv_cpu_info *cpu = fconv_cpu();
+    CHECKF(cpu->memory_read_bytes_per_s > 0 && cpu->memory_read_bytes_per_s <= cpu->shared_read_bytes_per_s,
+           "memory %.3g B/s, shared cache %.3g B/s", cpu->memory_read_bytes_per_s, cpu->shared_read_bytes_per_s);
 }
 
 int main(void) {
@@ -740,5 +753,6 @@ int main(void) {
     TEST(test_rows);
     TEST(test_declines);
     TEST(test_weight_read_rate);
+    TEST(test_memory_read_rate);
     return test_finish();
 }
