@@ -12,6 +12,7 @@
 // (which goes first swapping every rep): on a VM whose speed moves by 1.5-2x from one minute to
 // the next, two programs run a moment apart measured the moment as often as the code (the same
 // layer's fastconv time 22.5 and 41.3 ms in two rows of one compare run), one process does not.
+// FCONV_BENCH_ALGO=NAME (e.g. im2col) runs that fastconv algorithm instead of AUTO's choice.
 // Build: g++ -O2 -std=c++17 bench/onednn_bench.cpp -ldnnl -o build/onednn_bench
 //    or: g++ -O2 -std=c++17 -Iinclude bench/onednn_bench.cpp -ldnnl -Lbuild -lfastconv
 //            -Wl,-rpath,$PWD/build -o build/onednn_bench
@@ -67,6 +68,12 @@ struct fastconv_layer {
         std::memset(&o, 0, sizeof o);
         const char *threads = std::getenv("OMP_NUM_THREADS");
         o.threads = threads ? std::atoi(threads) : 0;
+        /* FCONV_BENCH_ALGO names the algorithm fastconv runs instead of AUTO's choice */
+        const char *forced = std::getenv("FCONV_BENCH_ALGO");
+        if (forced && fconv_algo_from_name(forced, &o.algo) != FCONV_OK) {
+            error = fconv_last_error();
+            return false;
+        }
         if (fconv_plan_conv2d(&d, &o, w.data(), nullptr, &plan) != FCONV_OK) {
             error = fconv_last_error();
             return false;

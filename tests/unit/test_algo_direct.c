@@ -345,6 +345,10 @@ static void test_few_channels(void) {
     few_channel_case(64, 1, 1, 9, 1000, 5, 5, 2, 1); /* edges past their strip: row by row */
     few_channel_case(20, 2, 1, 6, 1700, 5, 5, 2, 1); /* both */
     few_channel_case(64, 1, 1, 9, 300, 3, 3, 1, 1);  /* short rows whose channels pass the strip: in place */
+    /* input and output past FCONV_CACHED_BYTES: the interior streamed, rows 4 KiB apart and
+     * (1100 columns) at every alignment */
+    few_channel_case(3, 1, 1, 701, 1024, 3, 3, 1, 1);
+    few_channel_case(3, 1, 1, 650, 1100, 5, 5, 2, 1);
 }
 
 /* The few-channel path keeps each thread's strip of input rows from one block of output rows to
