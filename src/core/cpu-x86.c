@@ -2,8 +2,9 @@
  * cpu-x86.c — which SIMD instruction sets this CPU has and the OS enables: CPUID for the
  * feature bits, XGETBV for whether the OS saves the AVX / AVX-512 register state (a CPU
  * bit alone is not enough), from the vendor whether unaligned vector loads are slow, how fast
- * a core reads from beyond its L2 and which GEMM outputs to stream, from the family how fast
- * from memory, and from the model whether 512-bit loads are and which GEMM tile to run.
+ * a core reads from beyond its L2 and which GEMM outputs to stream, from AMD's family how fast
+ * from memory and which GEMM outputs to stream, and from Intel's model whether 512-bit loads
+ * are slow and which GEMM tile to run.
  * Computed once, thread-safely.
  */
 #include <pthread.h>
@@ -27,13 +28,15 @@ static void detect(fconv_cpu_info *c) {
         && b == 0x756e6547u && d == 0x49656e69u && cx == 0x6c65746eu) { /* GenuineIntel */
         c->split_loads_slow = 1;
         c->shared_read_bytes_per_s = FCONV_SHARED_READ_BYTES_PER_S_INTEL;
-        c->gemm_stream_output_bytes = FCONV_GEMM_STREAM_OUTPUT_BYTES_INTEL;
+        c->gemm_stream_output_bytes = FCONV_GEMM_STREAM_OUTPUT_BYTES_EARLY;
     }
     const int amd = b == 0x68747541u && d == 0x69746e65u && cx == 0x444d4163u; /* AuthenticAMD */
     if (!__get_cpuid(1, &a, &b, &cx, &d)) return;
     /* AMD: the family is the base (0xf) plus the extended family (bits 20-27) */
-    if (amd && ((a >> 8) & 0xf) + ((a >> 20) & 0xff) == 25)
+    if (amd && ((a >> 8) & 0xf) + ((a >> 20) & 0xff) == 25) {
         c->memory_read_bytes_per_s = FCONV_MEMORY_READ_BYTES_PER_S_AMD_FAMILY_25;
+        c->gemm_stream_output_bytes = FCONV_GEMM_STREAM_OUTPUT_BYTES_EARLY;
+    }
     if (c->split_loads_slow) { /* Intel: the model (EAX: family 6, extended model in bits 16-19) */
         const unsigned family = (a >> 8) & 0xf, model = ((a >> 12) & 0xf0) | ((a >> 4) & 0xf);
         c->wide_loads_slow = family == 6 && (model == 106 || model == 108 || model == 125 || model == 126);

@@ -345,7 +345,16 @@ typedef struct fconv_cpu_info {
      * (0.8 MB) 0.174 -> 0.151 ms, 256 -> 64 0.618 -> 0.569, 64 -> 256 (3.2 MB) 0.765 -> 0.630,
      * 128 -> 128 0.576 -> 0.514, 8 x 64 -> 64 (6.4 MB) 1.52 -> 1.19; 64 -> 128 on 28^2 (0.4 MB)
      * level; the next layer reading it back (a 1x1 or Winograd 3x3) no slower: each pair
-     * 1.02-1.07x faster. From the vendor, as split_loads_slow. */
+     * 1.02-1.07x faster. A Zen 4 VM (AMD family 25 model 17; 2 threads, 25-31 alternated
+     * rounds, im2col, plain against streamed from 512 KiB) the same: 64 -> 64 1x1 on 56^2 0.150
+     * -> 0.130 ms (0.256 -> 0.193 with the caches flushed before each run), 64 -> 256 0.614 ->
+     * 0.535 (0.760 -> 0.562), 8 x 64 -> 64 1.37 -> 1.14 (1.75 -> 1.33), 128 -> 512 on 28^2 level
+     * (0.609 -> 0.536); followed by the next layer reading the output (its AUTO plan, the pair
+     * timed): 64 -> 64 then 3x3 0.676 -> 0.629 ms, 64 -> 256 then 256 -> 64 1.21-1.37 ->
+     * 1.03-1.05, 8 x 64 -> 64 then 3x3 5.41-5.83 -> 5.29-5.43, 128 -> 512 then 512 -> 128
+     * 1.04-1.19 -> 0.98-1.00. From the vendor and family: Intel's and AMD's family 25 (Zen 3
+     * and 4, measured on Zen 4 only) from 512 KiB, others (Zen 5) from
+     * FCONV_STREAM_OUTPUT_BYTES. */
     double gemm_stream_output_bytes;
 } fconv_cpu_info;
 
@@ -355,8 +364,9 @@ typedef struct fconv_cpu_info {
 #define FCONV_SHARED_READ_BYTES_PER_S_DEFAULT 47e9
 /* fconv_cpu_info.memory_read_bytes_per_s of AMD's family 25 (above). */
 #define FCONV_MEMORY_READ_BYTES_PER_S_AMD_FAMILY_25 13e9
-/* fconv_cpu_info.gemm_stream_output_bytes by vendor: Intel's, and everyone else's. */
-#define FCONV_GEMM_STREAM_OUTPUT_BYTES_INTEL (512.0 * 1024)
+/* fconv_cpu_info.gemm_stream_output_bytes (above): Intel's and AMD family 25's, and everyone
+ * else's (Zen 5's). */
+#define FCONV_GEMM_STREAM_OUTPUT_BYTES_EARLY (512.0 * 1024)
 #define FCONV_GEMM_STREAM_OUTPUT_BYTES_DEFAULT FCONV_STREAM_OUTPUT_BYTES
 
 const fconv_cpu_info *fconv_cpu(void);
