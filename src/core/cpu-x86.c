@@ -3,7 +3,8 @@
  * feature bits, XGETBV for whether the OS saves the AVX / AVX-512 register state (a CPU
  * bit alone is not enough), from the vendor whether unaligned vector loads are slow, how fast
  * a core reads from beyond its L2 and which GEMM outputs to stream, from AMD's family how fast
- * from memory and which GEMM outputs to stream, and from Intel's model whether 512-bit loads
+ * from memory, which GEMM outputs to stream and whether shallow B is read in place off a
+ * vector boundary, and from Intel's model whether 512-bit loads
  * are slow and which GEMM tile to run.
  * Computed once, thread-safely.
  */
@@ -27,6 +28,7 @@ static void detect(fconv_cpu_info *c) {
     if (__get_cpuid(0, &a, &b, &cx, &d) /* the vendor string, in EBX, EDX, ECX */
         && b == 0x756e6547u && d == 0x49656e69u && cx == 0x6c65746eu) { /* GenuineIntel */
         c->split_loads_slow = 1;
+        c->gemm_b_in_place_aligned_only = 1;
         c->shared_read_bytes_per_s = FCONV_SHARED_READ_BYTES_PER_S_INTEL;
         c->gemm_stream_output_bytes = FCONV_GEMM_STREAM_OUTPUT_BYTES_EARLY;
     }
@@ -36,6 +38,7 @@ static void detect(fconv_cpu_info *c) {
     if (amd && ((a >> 8) & 0xf) + ((a >> 20) & 0xff) == 25) {
         c->memory_read_bytes_per_s = FCONV_MEMORY_READ_BYTES_PER_S_AMD_FAMILY_25;
         c->gemm_stream_output_bytes = FCONV_GEMM_STREAM_OUTPUT_BYTES_EARLY;
+        c->gemm_b_in_place_aligned_only = 1;
     }
     if (c->split_loads_slow) { /* Intel: the model (EAX: family 6, extended model in bits 16-19) */
         const unsigned family = (a >> 8) & 0xf, model = ((a >> 12) & 0xf0) | ((a >> 4) & 0xf);

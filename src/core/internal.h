@@ -320,6 +320,16 @@ typedef struct fconv_cpu_info {
      * From the CPU model: the Ice Lake models of wide_loads_slow, Emerald Rapids (207), and
      * Sapphire Rapids (143, the same core, taken alike); other cores unmeasured, unset. */
     int gemm_wide_tile;
+    /* The packed GEMM reads shallow B in place (gemm-packed.c's b_in_place) only from a vector
+     * boundary, packing it otherwise. Intel: split loads (above). A Zen 4 VM (AMD family 25
+     * model 17) takes them at little cost from its caches, but B off a line (malloc's 16-byte
+     * alignment, as the CLI and most callers hand it over) coming from memory, each 32-float
+     * sliver row spanning three lines, ran slower than packed: 2 threads, im2col, 25 alternated
+     * rounds, input 16 bytes off a line, the caches flushed before each run: 8 x 64 x 56^2 -> 64
+     * 1x1 2.02 -> 1.41 ms, 1 x 64 x 56^2 -> 64 0.284 -> 0.217, -> 256 0.714 -> 0.657, 8 x 64 ->
+     * 256 5.43 -> 4.81; from the caches 1.20 -> 1.08, 0.134 -> 0.136, 0.535 -> 0.517, 5.21 ->
+     * 4.65. From the vendor and family: Intel's and AMD's family 25 (measured on Zen 4 only). */
+    int gemm_b_in_place_aligned_only;
     /* Bytes a second one core reads of a stream from beyond its L2 (the shared cache, or
      * memory) while the others do the same: what a product reading Winograd's transformed
      * weights once per run is held to. AMD's Zen 5 VM served 37.7 MB of them on 2 threads in

@@ -228,6 +228,46 @@ static void test_pointwise_streamed(void) {
             }
 }
 
+/* A shallow 1x1 layer's input read in place by the packed GEMM, or packed where it lies off a
+ * vector boundary and the CPU figure says so (fconv_cpu_info.gemm_b_in_place_aligned_only):
+ * from x on a line and 1 and 4 floats past one, either way, on one thread and two, the same
+ * bits. */
+static void test_pointwise_b_off_line(void) {
+    fconv_cpu_info *cpu = test_cpu_figures();
+    const int saved = cpu->gemm_b_in_place_aligned_only;
+    /* 528 pixels: the packed GEMM's (from 512 columns), rows 33 lines apart, spread over L1's sets */
+    const fconv_conv2d_desc d = {.n = 2, .c = 48, .h = 22, .w = 24, .k = 40, .r = 1, .s = 1};
+    const size_t nx = 2 * 48 * 22 * 24, nw = 40 * 48, ny = 2 * 40 * 22 * 24;
+    float *xbuf = fconv_alloc_aligned((nx + 16) * sizeof *xbuf), *w = malloc(nw * sizeof *w);
+    float *want = malloc(ny * sizeof *want), *y = malloc(ny * sizeof *y);
+    test_fill_random(xbuf, nx + 16);
+    test_fill_random(w, nw);
+    for (int threads = 1; threads <= 2; threads++) {
+        fconv_plan *plan;
+        fconv_status st = fconv_plan_conv2d(&d, &(fconv_options){.algo = FCONV_ALGO_IM2COL, .threads = threads}, w,
+                                            NULL, &plan);
+        CHECKF(st == FCONV_OK, "%s", fconv_last_error());
+        if (st != FCONV_OK) continue;
+        for (size_t off = 0; off <= 4; off += off ? 3 : 1) {
+            const float *x = xbuf + off;
+            cpu->gemm_b_in_place_aligned_only = 0;
+            CHECK(fconv_execute(plan, x, NULL, NULL, want) == FCONV_OK);
+            double err = fconv_ref_normalized_error(plan, x, w, NULL, want, 1, NULL);
+            CHECKF(err <= ERROR_BOUND, "normalized error %.3g", err);
+            cpu->gemm_b_in_place_aligned_only = 1;
+            CHECK(fconv_execute(plan, x, NULL, NULL, y) == FCONV_OK);
+            CHECKF(memcmp(want, y, ny * sizeof *y) == 0,
+                   "%d threads, x %zu floats past a line: B packed differs from B read in place", threads, off);
+        }
+        cpu->gemm_b_in_place_aligned_only = saved;
+        fconv_plan_destroy(plan);
+    }
+    fconv_free_aligned(xbuf);
+    free(w);
+    free(want);
+    free(y);
+}
+
 int main(void) {
     test_init();
     fconv_algo_info info;
@@ -239,5 +279,6 @@ int main(void) {
     TEST(test_rare_paths);
     TEST(test_pointwise);
     TEST(test_pointwise_streamed);
+    TEST(test_pointwise_b_off_line);
     return test_finish();
 }

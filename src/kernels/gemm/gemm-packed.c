@@ -328,8 +328,9 @@ static double job_cost(size_t m, size_t n, size_t k, size_t mr, size_t nr, size_
  * columns a tile reads (a sliver, or the wide tile's pair) spread over L1's 64 sets (8 ways)
  * with at most 4 in a set, so that they stay in L1 from one row block to the next (planes of
  * 112^2 or 224^2 floats put every row in the same few sets).
- * Where unaligned loads are slow (fconv_cpu_info), B must also start on a vector boundary:
- * from malloc's 16-byte-aligned input every load of B straddled two lines, and packed B ran
+ * Where unaligned loads are slow (fconv_cpu_info.gemm_b_in_place_aligned_only: Intel's cores,
+ * and Zen 4's reading such B from memory), B must also start on a vector boundary: from
+ * malloc's 16-byte-aligned input every load of B straddled two lines, and packed B ran
  * faster (the same bits: the tiles add p in the same order either way). Ice Lake VM, 2
  * threads, 9 alternated rounds against two copies of the old binary, im2col's 1x1 layers on
  * NCHW: 1 x 64 x 56^2 -> 64 1.16x, -> 256 1.29x; 8 x 64 x 56^2 -> 64 1.38-1.47x, -> 256
@@ -337,7 +338,7 @@ static double job_cost(size_t m, size_t n, size_t k, size_t mr, size_t nr, size_
 static int b_in_place(const struct fconv_kernels *kern, int trans_b, size_t k, const float *b, size_t ldb,
                       size_t cols) {
     if (trans_b || k > B_IN_PLACE_DEPTH || ldb % kern->lanes != 0) return 0;
-    if (fconv_cpu()->split_loads_slow && (uintptr_t)b % (kern->lanes * sizeof(float)) != 0) return 0;
+    if (fconv_cpu()->gemm_b_in_place_aligned_only && (uintptr_t)b % (kern->lanes * sizeof(float)) != 0) return 0;
     unsigned char lines[64] = {0};
     const size_t row_lines = (cols * sizeof(float) + 63) / 64 + 1; /* + 1: unaligned */
     for (size_t p = 0; p < k; p++)
