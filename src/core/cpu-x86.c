@@ -4,8 +4,8 @@
  * bit alone is not enough), from the vendor whether unaligned vector loads are slow, how fast
  * a core reads from beyond its L2 and which GEMM outputs to stream, from AMD's family how fast
  * from memory, which GEMM outputs to stream and whether shallow B is read in place off a
- * vector boundary, and from Intel's model whether 512-bit loads
- * are slow and which GEMM tile to run.
+ * vector boundary, and from Intel's model whether 512-bit loads are slow and which GEMM tile
+ * to run.
  * Computed once, thread-safely.
  */
 #include <pthread.h>

@@ -348,7 +348,7 @@ typedef struct fconv_cpu_info {
      * else shared_read_bytes_per_s. */
     double memory_read_bytes_per_s;
     /* Outputs of the conv2d GEMMs (conv2d-pointwise.c, im2col) at least this large leave
-     * through non-temporal stores. Zen's caches keep outputs up to FCONV_STREAM_OUTPUT_BYTES
+     * through non-temporal stores. Zen 5's caches keep outputs up to FCONV_STREAM_OUTPUT_BYTES
      * for their next reader; an Intel server core's plain stores each read their line in
      * first from its mesh's cache or memory (above), the GEMM's tiles 8 rows at a time: on the
      * Ice Lake VM (2 threads, alternated rounds, plain against streamed) 64 -> 64 1x1 on 56^2
