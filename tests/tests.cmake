@@ -57,7 +57,7 @@ fconv_add_c_test(test_kernels_layout tests/unit/test_kernels_layout.c)
 # The algorithm tests again with the kernels capped to each ISA (FCONV_ISA); the plain runs
 # above take the best ISA. An ISA the host cannot run falls back to the best it can.
 foreach(isa scalar avx2)
-  foreach(t test_algorithms test_algo_direct test_algo_separable test_algo_implicit_gemm)
+  foreach(t test_algorithms test_algo_direct test_algo_separable test_algo_implicit_gemm test_algo_mec)
     add_test(NAME ${t}_${isa} COMMAND ${t})
     set_tests_properties(${t}_${isa} PROPERTIES SKIP_RETURN_CODE 77 LABELS unit
       ENVIRONMENT "OMP_WAIT_POLICY=passive;FCONV_ISA=${isa}")
