@@ -145,7 +145,8 @@ typedef enum fconv_algo {
     FCONV_ALGO_WINOGRAD_STRIDE2 = 22, /**< conv2d, 5x5-8x8 kernels at stride 2: F(3x3,4x4) on the four phases */
     FCONV_ALGO_WINOGRAD_ROWS = 23,    /**< conv2d, kernels 3 wide at stride 1 along rows: F(4,3) along each row */
     FCONV_ALGO_GPU_WINOGRAD_4X4 = 24, /**< GPU conv2d 3x3 stride 1: Winograd F(4x4,3x3) through the GEMM */
-    FCONV_ALGO_COUNT_ = 25       /**< not an algorithm: one past the last value */
+    FCONV_ALGO_WINOGRAD_COLS = 25,    /**< conv2d, kernels 3 tall at stride 1: F(4,3) down each column */
+    FCONV_ALGO_COUNT_ = 26       /**< not an algorithm: one past the last value */
 } fconv_algo;
 
 /** Which part of the full convolution filter2d / conv1d return (DESIGN.md §2). */

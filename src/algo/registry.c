@@ -16,6 +16,7 @@ extern const struct fconv_algorithm fconv_algorithm_winograd_4x4;
 extern const struct fconv_algorithm fconv_algorithm_winograd_6x6;
 extern const struct fconv_algorithm fconv_algorithm_winograd_stride2;
 extern const struct fconv_algorithm fconv_algorithm_winograd_rows;
+extern const struct fconv_algorithm fconv_algorithm_winograd_cols;
 extern const struct fconv_algorithm fconv_algorithm_fft;
 extern const struct fconv_algorithm fconv_algorithm_fft_tiled;
 extern const struct fconv_algorithm fconv_algorithm_fft_rows;
@@ -41,6 +42,7 @@ const struct fconv_algorithm *const fconv_algorithms[] = {
     &fconv_algorithm_winograd_6x6,
     &fconv_algorithm_winograd_stride2,
     &fconv_algorithm_winograd_rows,
+    &fconv_algorithm_winograd_cols,
     &fconv_algorithm_im2col,
     &fconv_algorithm_implicit_gemm,
     &fconv_algorithm_indirect,

@@ -219,6 +219,30 @@ typedef void (*fconv_wino_rows_product_fn)(float *y, size_t y_kstride, size_t nk
                                            const float *bias, int relu, int stream);
 
 /*
+ * winograd-cols (kernels/winograd/winograd-cols.c): F(4,3) down image columns, 4 output rows a
+ * tile, VF_LANES neighbouring columns a vector. A pair's transformed rows lie vector by
+ * vector, the 6 components of each together: component j of columns [q, q + VF_LANES) (q a
+ * multiple of VF_LANES) at v + 6q + j*VF_LANES.
+ * Input: for q < ncols rounded up to VF_LANES, component j of column q = (B^T d)[j], where
+ * d[i] = rows[i][col0 + q], 0 where col0 + q lies outside [0, in_w) or rows[i] is NULL (a row
+ * outside the image). v 64-byte aligned.
+ * Product: for output channels k < nk, tile rows i < nrows (1-4) and columns q < out_w,
+ * y[k*y_kstride + i*y_rstride + q] = max(floor, (A^T m)[i] + bias[k]), where m[j] = sum over
+ * pairs p < npairs of g[(k/2)*g_kpstride + 12p + 6(k%2) + j] * (component j of column q of
+ * pair p's transformed rows, at v + p*v_pstep; every pair holds out_w rounded up to VF_LANES
+ * columns): the taps of channels k and k+1 (k even) side by side per pair. bias NULL for
+ * none, floor 0 with relu and none without. With stream the whole vectors go out through
+ * non-temporal stores (y, y_kstride and y_rstride then whole 64-byte lines; the calling thread
+ * fences, fconv_stream_fence, before anyone reads y).
+ */
+typedef void (*fconv_wino_cols_input_fn)(float *v, const float *const rows[6], ptrdiff_t col0, size_t in_w,
+                                         size_t ncols);
+typedef void (*fconv_wino_cols_product_fn)(float *y, size_t y_kstride, size_t y_rstride, size_t nrows, size_t nk,
+                                           size_t out_w, const float *v, size_t v_pstep, size_t npairs,
+                                           const float *g, size_t g_kpstride, const float *bias, int relu,
+                                           int stream);
+
+/*
  * The fft-rows transforms (kernels/fft/fft-rows.c), n in {16, 32, 64, 128}, VF_LANES
  * segments per call, segment l being n samples starting at l*hop (1 <= hop <= n).
  * Forward: the real DFT of each segment into spec (64-byte aligned, n*VF_LANES floats):
@@ -360,6 +384,8 @@ struct fconv_kernels {
     fconv_wino_output_fn wino_output[4];
     fconv_wino_rows_input_fn wino_rows_input;
     fconv_wino_rows_product_fn wino_rows_product, wino_rows_product_shuffled;
+    fconv_wino_cols_input_fn wino_cols_input;
+    fconv_wino_cols_product_fn wino_cols_product;
     fconv_fft_rows_forward_fn fft_rows_forward;
     fconv_fft_rows_inverse_fn fft_rows_inverse;
     fconv_fft_rows_stream_row_fn fft_rows_stream_row;
@@ -465,6 +491,19 @@ void fconv_wino_rows_product_shuffled_kernel__avx512(float *y, size_t y_kstride,
                                                      ptrdiff_t u_rstep, size_t nc, size_t nr, const float *g,
                                                      size_t g_kstride, size_t g_cstep, const float *bias, int relu,
                                                      int stream);
+
+/* The per-ISA winograd-cols kernels (kernels/winograd/winograd-cols.c). */
+#define FCONV_DECLARE_WINO_COLS(isa)                                                                       \
+    void fconv_wino_cols_input_kernel__##isa(float *v, const float *const rows[6], ptrdiff_t col0,         \
+                                             size_t in_w, size_t ncols);                                  \
+    void fconv_wino_cols_product_kernel__##isa(float *y, size_t y_kstride, size_t y_rstride, size_t nrows, \
+                                               size_t nk, size_t out_w, const float *v, size_t v_pstep,    \
+                                               size_t npairs, const float *g, size_t g_kpstride,           \
+                                               const float *bias, int relu, int stream);
+FCONV_DECLARE_WINO_COLS(scalar)
+FCONV_DECLARE_WINO_COLS(avx2)
+FCONV_DECLARE_WINO_COLS(avx512)
+#undef FCONV_DECLARE_WINO_COLS
 
 /* The per-ISA implicit-GEMM tiles (kernels/implicit-gemm/implicit-gemm-tile.c) and their shapes. */
 #define FCONV_DECLARE_IMPLICIT_GEMM(isa)                                                                      \

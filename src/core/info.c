@@ -25,6 +25,7 @@ static const char *const algo_names[FCONV_ALGO_COUNT_] = {
     [FCONV_ALGO_WINOGRAD_6X6] = "winograd-6x6",
     [FCONV_ALGO_WINOGRAD_STRIDE2] = "winograd-stride2",
     [FCONV_ALGO_WINOGRAD_ROWS] = "winograd-rows",
+    [FCONV_ALGO_WINOGRAD_COLS] = "winograd-cols",
     [FCONV_ALGO_FFT] = "fft",
     [FCONV_ALGO_FFT_TILED] = "fft-tiled",
     [FCONV_ALGO_FFT_ROWS] = "fft-rows",

@@ -85,7 +85,7 @@ FCONV_OK, FCONV_EINVAL, FCONV_EUNSUPPORTED, FCONV_ENOMEM = 0, 1, 2, 3
 FCONV_EWORKSPACE, FCONV_ENODEVICE, FCONV_EOVERFLOW, FCONV_EINTERNAL = 4, 5, 6, 7
 
 ALGO_AUTO = 0
-ALGO_COUNT = 25  # FCONV_ALGO_COUNT_ (include/fastconv.h): one past the last value
+ALGO_COUNT = 26  # FCONV_ALGO_COUNT_ (include/fastconv.h): one past the last value
 
 DEVICES = {"cpu": 0, "opencl": 1, "cuda": 2}
 

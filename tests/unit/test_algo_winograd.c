@@ -326,6 +326,7 @@ static void test_streamed_output(void) {
     /* the channels-last driver (y's images cached): whole rows, the last tile row's three too */
     streamed_output(FCONV_ALGO_WINOGRAD_4X4, FCONV_LAYOUT_NCHW, 2, 91, 112, 16, 128, 3, 1);
     streamed_output(FCONV_ALGO_WINOGRAD_ROWS, FCONV_LAYOUT_NCHW, 1, 128, 160, 3, 136, 3, 1); /* blocks of 64, 64, 8 */
+    streamed_output(FCONV_ALGO_WINOGRAD_COLS, FCONV_LAYOUT_NCHW, 1, 130, 160, 3, 136, 3, 1); /* a tile of 2 rows */
 }
 
 /* Where 512-bit loads are slow (fconv_cpu_info.wide_loads_slow) two AVX-512 kernels take some
@@ -565,6 +566,8 @@ static void test_channels_last_driver(void) {
  * counts per group (the product's one-channel step), several blocks of rows with a partial
  * last one, NHWC through the copies; against the reference on every ISA, the same bits for
  * 1, 2 and 3 threads and for weights at plan time or execute time. */
+static void one_dimension_shapes(fconv_algo algo, const fconv_conv2d_desc *shapes, size_t count);
+
 static void test_rows(void) {
     static const fconv_conv2d_desc shapes[] = {
         {.n = 2, .c = 3, .h = 9, .w = 1, .k = 5, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
@@ -581,18 +584,56 @@ static void test_rows(void) {
         {.n = 1, .c = 5, .h = 17, .w = 130, .k = 9, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
          .pad_right = 1, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU, .layout = FCONV_LAYOUT_NHWC},
     };
+    one_dimension_shapes(FCONV_ALGO_WINOGRAD_ROWS, shapes, sizeof shapes / sizeof shapes[0]);
+}
+
+/* winograd-cols (F(4,3) down columns) likewise: outputs 1, 3, 4, 5, 9 and 21 rows tall (a
+ * partial last tile of 1-3 rows), 1, 5, 16, 40, 63, 130 and 224 columns wide (whole vectors,
+ * a single one after the blocks of two, a partial last one), kernels 1, 2, 3, 5 and 7 columns
+ * wide, one wider than the image with column dilation 2, padding wider than the kernel, rows
+ * whose input rows all lie in the padding (the bias alone), groups with odd channel counts
+ * (the zero-padded last pair of taps), more than 64 output channels (two channel blocks),
+ * NHWC through the copies. */
+static void test_cols(void) {
+    static const fconv_conv2d_desc shapes[] = {
+        {.n = 2, .c = 3, .h = 1, .w = 9, .k = 5, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU},
+        {.n = 1, .c = 2, .h = 7, .w = 7, .k = 4, .r = 3, .s = 1, .pad_left = 2, .pad_right = 3, .has_bias = 1},
+        {.n = 1, .c = 4, .h = 66, .w = 12, .k = 6, .r = 3, .s = 2, .pad_top = 0, .pad_left = 0, .pad_bottom = 0,
+         .pad_right = 1},
+        {.n = 1, .c = 3, .h = 20, .w = 4, .k = 3, .r = 3, .s = 7, .dilation_w = 2, .pad_top = 5, .pad_left = 6,
+         .pad_bottom = 2, .pad_right = 4, .has_bias = 1},
+        {.n = 3, .c = 6, .h = 12, .w = 21, .k = 9, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .groups = 3, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU},
+        {.n = 1, .c = 5, .h = 3, .w = 130, .k = 9, .r = 3, .s = 5, .pad_top = 0, .pad_left = 2, .pad_bottom = 0,
+         .pad_right = 2, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU, .layout = FCONV_LAYOUT_NHWC},
+        {.n = 2, .c = 3, .h = 9, .w = 40, .k = 70, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .has_bias = 1},
+        {.n = 1, .c = 2, .h = 5, .w = 63, .k = 3, .r = 3, .s = 3, .pad_top = 2, .pad_left = 0, .pad_bottom = 2,
+         .pad_right = 0},
+        {.n = 1, .c = 3, .h = 4, .w = 224, .k = 8, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .groups = 1},
+        {.n = 1, .c = 4, .h = 3, .w = 16, .k = 10, .r = 3, .s = 3, .pad_top = 0, .pad_left = 1, .pad_bottom = 0,
+         .pad_right = 1, .groups = 2, .activation = FCONV_ACTIVATION_RELU},
+    };
+    one_dimension_shapes(FCONV_ALGO_WINOGRAD_COLS, shapes, sizeof shapes / sizeof shapes[0]);
+}
+
+/* One of the 1D Winograd algorithms (winograd-rows, winograd-cols) on `shapes`: against the
+ * reference on every ISA, the same bits for 1, 2 and 3 threads and for weights at plan time
+ * or execute time. */
+static void one_dimension_shapes(fconv_algo algo, const fconv_conv2d_desc *shapes, size_t count) {
     static const fconv_isa isas[] = {FCONV_ISA_SCALAR, FCONV_ISA_AVX2, FCONV_ISA_AVX512};
     fconv_algo_info info;
-    CHECK(fconv_algo_get_info(FCONV_ALGO_WINOGRAD_ROWS, &info) == FCONV_OK);
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    CHECK(fconv_algo_get_info(algo, &info) == FCONV_OK);
+    for (size_t s = 0; s < count; s++)
         for (size_t i = 0; i < 3; i++) {
             float *y1 = NULL;
             for (int run = 0; run < 4; run++) { /* 1, 2, 3 threads; then plan-time weights */
-                fconv_options o = {.algo = FCONV_ALGO_WINOGRAD_ROWS, .threads = run < 3 ? run + 1 : 2,
-                                   .max_isa = isas[i]};
+                fconv_options o = {.algo = algo, .threads = run < 3 ? run + 1 : 2, .max_isa = isas[i]};
                 fconv_plan *plan;
                 fconv_status st = fconv_plan_conv2d(&shapes[s], &o, NULL, NULL, &plan);
-                CHECKF(st == FCONV_OK, "winograd-rows shape %zu: %s", s, fconv_last_error());
+                CHECKF(st == FCONV_OK, "%s shape %zu: %s", info.name, s, fconv_last_error());
                 if (st != FCONV_OK) break;
                 if (fconv_plan_isa(plan) != isas[i]) { /* not on this machine */
                     fconv_plan_destroy(plan);
@@ -608,11 +649,11 @@ static void test_rows(void) {
                 CHECK(fconv_execute(plan, x, run == 3 ? NULL : w, run == 3 ? NULL : b, y) == FCONV_OK);
                 if (!y1) {
                     double err = fconv_ref_normalized_error(plan, x, w, b, y, 1, NULL);
-                    CHECKF(err <= info.error_bound, "winograd-rows shape %zu %s: error %.3g", s,
+                    CHECKF(err <= info.error_bound, "%s shape %zu %s: error %.3g", info.name, s,
                            fconv_isa_name(isas[i]), err);
                     y1 = y;
                 } else {
-                    CHECKF(memcmp(y1, y, (size_t)ny * sizeof *y) == 0, "winograd-rows shape %zu %s: run %d differs",
+                    CHECKF(memcmp(y1, y, (size_t)ny * sizeof *y) == 0, "%s shape %zu %s: run %d differs", info.name,
                            s, fconv_isa_name(isas[i]), run);
                     free(y);
                 }
@@ -686,6 +727,26 @@ static void test_declines(void) {
     fconv_plan_destroy(plan);
     CHECK(fconv_plan_filter2d(&f, &o, NULL, &plan) == FCONV_EUNSUPPORTED);
     CHECK_STR_CONTAINS(fconv_last_error(), "winograd-rows does not serve filter2d");
+
+    fconv_conv2d_desc cols = {.n = 1, .c = 3, .h = 16, .w = 16, .k = 4, .r = 5, .s = 3};
+    o.algo = FCONV_ALGO_WINOGRAD_COLS;
+    expect_decline(o.algo, &cols, "winograd-cols needs a kernel 3 tall, got 5x3");
+    cols.r = 3;
+    cols.stride_w = 2;
+    expect_decline(o.algo, &cols, "winograd-cols needs stride 1 both ways and dilation 1 down the columns, got stride 1x2 and dilation 1");
+    cols.stride_w = 1;
+    cols.dilation_h = 2;
+    expect_decline(o.algo, &cols, "got stride 1x1 and dilation 2");
+    cols.dilation_h = 1;
+    cols.c = 16; /* 16 channels x 3 kernel columns x 6 x 240 columns: past the strip */
+    cols.w = 240;
+    expect_decline(o.algo, &cols, "outgrow its 256 KiB strip");
+    cols.c = 3;
+    cols.dilation_w = 3; /* column dilation is served */
+    CHECK(fconv_plan_conv2d(&cols, &o, NULL, NULL, &plan) == FCONV_OK);
+    fconv_plan_destroy(plan);
+    CHECK(fconv_plan_filter2d(&f, &o, NULL, &plan) == FCONV_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(fconv_last_error(), "winograd-cols does not serve filter2d");
 }
 
 /* AUTO weighs U's read from beyond L2 (fconv_cpu_info.shared_read_bytes_per_s, and
@@ -751,6 +812,7 @@ int main(void) {
     TEST(test_channels_last_driver);
     TEST(test_shared_read_both_ways);
     TEST(test_rows);
+    TEST(test_cols);
     TEST(test_declines);
     TEST(test_weight_read_rate);
     TEST(test_memory_read_rate);

@@ -1,0 +1,137 @@
+/*
+ * winograd-cols.c — the kernels of winograd-cols (algo/winograd-cols.c): Winograd F(4,3) down
+ * image columns, each kernel column's three taps in 6 multiplies per 4 outputs, the input
+ * channels and kernel columns summed in the transform domain. The lanes of a vector are 16
+ * neighbouring columns and a tile is 4 output rows, so the inverse transform leaves each
+ * output row's columns in order: no interleave of phases (winograd-rows spends 8 two-source
+ * permutes per 16 of its tiles on that, on the port that also multiplies) and no padding of
+ * a row to whole vectors of tiles (224 columns: 56 tiles of 4 padded to 64, a seventh more
+ * products). The input transform reads six input rows and writes one (channel, kernel column)
+ * pair's six transformed rows, the pair's column shift applied as it reads; the product sums,
+ * for a few output channels, every pair's transformed rows times its transformed taps in
+ * registers and ends with the inverse transform and the stores. Compiled once per ISA;
+ * contracts: fconv_wino_cols_input_fn, fconv_wino_cols_product_fn (core/dispatch.h).
+ */
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/dispatch.h"
+#include "simd/vec.h"
+
+#include "kernels/winograd/winograd-1d.h"
+
+/* Column vectors per step of the product: 2 output channels x 6 components x COLS_NV
+ * accumulators, beside COLS_NV transformed input vectors and one broadcast tap. AVX-512's 32
+ * registers hold 24 + 2 + 1; AVX2's 16 (and the scalar build's) 12 + 1 + 1. */
+#define COLS_NV (VF_LANES == 16 ? 2 : 1)
+
+/* Input columns [col0 + q, col0 + q + VF_LANES) of row i, zero outside [0, in_w) or where the
+ * row lies outside the image (NULL). */
+static ALWAYS_INLINE vf input_vector(const float *row, ptrdiff_t at, size_t in_w) {
+    if (!row) return vf_zero();
+    if (at >= 0 && at + VF_LANES <= (ptrdiff_t)in_w) return vf_loadu(row + at);
+    const ptrdiff_t lo = at < 0 ? -at : 0, hi = (ptrdiff_t)in_w - at < VF_LANES ? (ptrdiff_t)in_w - at : VF_LANES;
+    return hi > lo ? vf_loadu_lanes(row + at, (size_t)lo, (size_t)hi) : vf_zero();
+}
+
+void FCONV_ISA_SUFFIX(fconv_wino_cols_input_kernel)(float *v, const float *const rows[6], ptrdiff_t col0,
+                                                      size_t in_w, size_t ncols) {
+    assert(v && (uintptr_t)v % (VF_LANES * sizeof(float)) == 0);
+    for (size_t q = 0; q < ncols; q += VF_LANES, v += 6 * VF_LANES) {
+        vf d[6], o[6];
+        for (int i = 0; i < 6; i++) d[i] = input_vector(rows[i], col0 + (ptrdiff_t)q, in_w);
+        input_1d_f4(d, o);
+        for (int j = 0; j < 6; j++) vf_store(v + j * VF_LANES, o[j]);
+    }
+}
+
+/* One call's operands (fconv_wino_cols_product_fn). */
+struct cols_args {
+    float *y;
+    size_t y_kstride, y_rstride, nrows, out_w, v_pstep, npairs, g_kpstride;
+    const float *v, *g, *bias;
+    int stream;
+};
+
+/* nk (1 or 2, a constant) output channels from channel k (even), nv (1 or COLS_NV) column
+ * vectors from column q: the sum over the pairs in registers, then A^T, the epilogue and the
+ * stores of the tile's rows: all 4 with full (a constant), else nrows; whole vectors with
+ * whole, else cut at out_w. Every operand lies at a constant offset from the two pointers
+ * the pair loop steps (the transformed rows' and the taps' layouts are made for it), so the
+ * loop keeps its addresses in registers beside the 24 accumulators. */
+static ALWAYS_INLINE void product_block(const struct cols_args *r, const int nk, const int nv, const int relu,
+                                        const int full, const int whole, size_t k, size_t q) {
+    vf acc[2][6][COLS_NV];
+    for (int a = 0; a < nk; a++)
+        for (int j = 0; j < 6; j++)
+            for (int w = 0; w < nv; w++) /* the bias as m[1]'s start: A^T's column 1 is all ones */
+                acc[a][j][w] = j == 1 && r->bias ? vf_set1(r->bias[k + (size_t)a]) : vf_zero();
+    const float *vp = r->v + q * 6, *gp = r->g + k / 2 * r->g_kpstride;
+    for (size_t p = 0; p < r->npairs; p++, vp += r->v_pstep, gp += 12)
+        for (int j = 0; j < 6; j++) {
+            vf x[COLS_NV];
+            for (int w = 0; w < nv; w++) {
+                x[w] = vf_load(vp + (size_t)(w * 6 + j) * VF_LANES);
+                if (nk > 1) IN_REGISTER(x[w]); /* one load for both channels, not one folded into each FMA */
+            }
+            for (int a = 0; a < nk; a++) {
+                const vf tap = vf_set1(gp[a * 6 + j]);
+                for (int w = 0; w < nv; w++) acc[a][j][w] = vf_fma(tap, x[w], acc[a][j][w]);
+            }
+        }
+    for (int a = 0; a < nk; a++)
+        for (int w = 0; w < nv; w++) {
+            vf m[6], o[4];
+            for (int j = 0; j < 6; j++) m[j] = acc[a][j][w];
+            output_1d_f4(m, o);
+            if (relu)
+                for (int i = 0; i < 4; i++) o[i] = vf_max(vf_zero(), o[i]); /* NaN stays NaN: maxps gives its second operand */
+            float *yw = r->y + (k + (size_t)a) * r->y_kstride + q + (size_t)w * VF_LANES;
+            const size_t rows = full ? 4 : r->nrows;
+            if (whole && r->stream)
+                for (size_t i = 0; i < rows; i++) vf_stream(yw + i * r->y_rstride, o[i]);
+            else if (whole)
+                for (size_t i = 0; i < rows; i++) vf_storeu(yw + i * r->y_rstride, o[i]);
+            else
+                for (size_t i = 0; i < rows; i++) {
+                    const size_t at = q + (size_t)w * VF_LANES;
+                    if (at + VF_LANES <= r->out_w) vf_storeu(yw + i * r->y_rstride, o[i]);
+                    else if (at < r->out_w) vf_storeu_partial(yw + i * r->y_rstride, o[i], r->out_w - at);
+                }
+        }
+}
+
+/* The channels' blocks for one column step: nk, nv, relu, full and whole constants in each
+ * instance (run-time tests in the block had GCC keep accumulators on the stack: direct-rows.c
+ * measured the same). */
+static ALWAYS_INLINE void channel_blocks(const struct cols_args *r, size_t nk, const int nv, const int relu,
+                                        const int full, const int whole, size_t q) {
+    size_t k = 0;
+    for (; k + 2 <= nk; k += 2) product_block(r, 2, nv, relu, full, whole, k, q);
+    if (k < nk) product_block(r, 1, nv, relu, full, whole, k, q);
+}
+
+/* Column blocks outer, output channels inner: a block's transformed rows (every pair's 6 x
+ * COLS_NV vectors: 6.9 KiB for a first layer's 9 pairs) stay in L1 across the channels, whose
+ * transformed taps (a first layer's 64 channels: 14 KiB) stay there across the blocks. */
+static ALWAYS_INLINE void product_kernel(const struct cols_args *r, size_t nk, const int relu, const int full) {
+    const size_t whole_end = r->out_w / (COLS_NV * VF_LANES) * (COLS_NV * VF_LANES);
+    size_t q = 0;
+    for (; q < whole_end; q += COLS_NV * VF_LANES) channel_blocks(r, nk, COLS_NV, relu, full, 1, q);
+    for (; q < r->out_w; q += VF_LANES) channel_blocks(r, nk, 1, relu, full, 0, q);
+}
+
+void FCONV_ISA_SUFFIX(fconv_wino_cols_product_kernel)(float *y, size_t y_kstride, size_t y_rstride, size_t nrows,
+                                                        size_t nk, size_t out_w, const float *v, size_t v_pstep,
+                                                        size_t npairs, const float *g, size_t g_kpstride,
+                                                        const float *bias, int relu, int stream) {
+    assert(y && v && g && nrows >= 1 && nrows <= 4 && (uintptr_t)v % (VF_LANES * sizeof(float)) == 0);
+    assert(v_pstep % VF_LANES == 0);
+    const struct cols_args r = {y, y_kstride, y_rstride, nrows, out_w, v_pstep, npairs, g_kpstride,
+                                v, g, bias, stream};
+    if (relu && nrows == 4) product_kernel(&r, nk, 1, 1);
+    else if (relu) product_kernel(&r, nk, 1, 0);
+    else if (nrows == 4) product_kernel(&r, nk, 0, 1);
+    else product_kernel(&r, nk, 0, 0);
+}
