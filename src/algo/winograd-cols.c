@@ -16,7 +16,11 @@
  * sums every pair for all the task's channels and writes the tile's rows, bias and ReLU
  * included (streamed where y outgrows the caches). Zero padding is never stored: rows above
  * and below the image and columns beside it read as zeros.
- * NCHW only: NHWC plans run on counted NCHW copies (core/layout.c).
+ * NHWC plans of one group and a multiple of 16 output channels run as they lie, the lanes
+ * output channels instead of columns (the inverse transform then leaves each output pixel's
+ * channels in order for the tile's 4 rows): the tile's 6 input rows, each a row of pixels'
+ * channels, transformed as planes, and a product over pixels; other NHWC plans run on counted
+ * NCHW copies (core/layout.c).
  */
 #include <math.h>
 #include <stdint.h>
@@ -56,6 +60,18 @@ static struct cols_geometry geometry(const fconv_plan *plan) {
     return g;
 }
 
+/* An NHWC plan that runs as it lies: one group, whole vectors of output channels, and a
+ * tile's transformed input rows (the columns the outputs read, each pixel's channels) within
+ * a plane. */
+static int nhwc_native(const fconv_plan *plan) {
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    const double row = ((double)plan->out_w + (double)(d->s - 1) * (double)d->dilation_w) * (double)d->c;
+    return d->layout == FCONV_LAYOUT_NHWC && d->groups == 1 && d->k % 16 == 0 &&
+           ceil(row / 16.0) * 16.0 <= FCONV_WINO_COLS_PLANE;
+}
+
+static int cols_runs_nhwc(const fconv_plan *plan) { return nhwc_native(plan); }
+
 static fconv_status cols_supports(const fconv_plan *plan, char *why, size_t why_len) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     if (d->r != 3) {
@@ -70,6 +86,7 @@ static fconv_status cols_supports(const fconv_plan *plan, char *why, size_t why_
         return FCONV_EUNSUPPORTED;
     }
     const struct cols_geometry g = geometry(plan);
+    if (nhwc_native(plan)) return FCONV_OK;
     /* in floating point: absurd sizes (a kernel millions of columns wide) must not wrap around */
     if ((double)g.cg * (double)d->s * 6.0 * (double)g.padded > (double)COLS_STRIP_FLOATS) {
         snprintf(why, why_len,
@@ -85,6 +102,8 @@ static fconv_status cols_supports(const fconv_plan *plan, char *why, size_t why_
  * odd count), a pair's taps side by side (fconv_wino_cols_product_fn). */
 static size_t weights_floats(const fconv_plan *plan) {
     const struct cols_geometry g = geometry(plan);
+    if (nhwc_native(plan)) /* blocks of 32 output channels (fconv_wino_cols_product_nhwc_fn) */
+        return (size_t)((plan->conv2d.k + 31) / 32 * 32) * (size_t)g.pairs * 6;
     return (size_t)plan->conv2d.groups * (size_t)((g.kg + 1) / 2) * (size_t)g.pairs * 12;
 }
 
@@ -95,6 +114,20 @@ static void transform_weights(const fconv_plan *plan, const float *w, float *gw)
     const fconv_conv2d_desc *d = &plan->conv2d;
     const struct cols_geometry g = geometry(plan);
     const struct fconv_wino_matrices *mat = fconv_wino_matrices_for(4);
+    if (nhwc_native(plan)) { /* gw[(k/32)*32*pairs*6 + (s*C + c)*192 + j*32 + k%32] */
+        for (int64_t k = 0; k < d->k; k++)
+            for (int64_t p = 0; p < g.pairs; p++) {
+                const int64_t s = p / g.cg, c = p % g.cg;
+                const float *column = w + (k * g.cg + c) * 3 * d->s + s;
+                float *to = gw + k / 32 * 32 * g.pairs * 6 + p * 192 + k % 32;
+                for (int j = 0; j < 6; j++) {
+                    double sum = 0.0;
+                    for (int64_t r = 0; r < 3; r++) sum += mat->g[j * 3 + (int)r] * (double)column[r * d->s];
+                    to[j * 32] = (float)sum;
+                }
+            }
+        return;
+    }
     const int64_t kpairs = (g.kg + 1) / 2;
     for (int64_t grp = 0; grp < d->groups; grp++)
         for (int64_t kl = 0; kl < 2 * kpairs; kl++)
@@ -164,7 +197,7 @@ static void cols_task(const void *vctx, size_t i, size_t j) {
             rows[r] = ih >= 0 && ih < d->h ? xc + ih * d->w : NULL;
         }
         for (int64_t s = 0; s < d->s; s++)
-            plan->kernels->wino_cols_input(strip + (size_t)(c * d->s + s) * pair_floats, rows,
+            plan->kernels->wino_cols_input(strip + (size_t)(c * d->s + s) * pair_floats, 0, rows,
                                            (ptrdiff_t)(s * d->dilation_w - d->pad_left), (size_t)d->w,
                                            (size_t)plan->out_w);
     }
@@ -175,6 +208,28 @@ static void cols_task(const void *vctx, size_t i, size_t j) {
                                      ctx->gw + kpair0 * (size_t)g->pairs * 12, (size_t)g->pairs * 12,
                                      ctx->bias ? ctx->bias + k0 : NULL, d->activation == FCONV_ACTIVATION_RELU,
                                      ctx->stream);
+    if (ctx->stream) fconv_stream_fence();
+}
+
+/* NHWC as it lies: i = the image, j = the tile of output rows. */
+static void cols_task_nhwc(const void *vctx, size_t i, size_t j) {
+    const struct cols_ctx *ctx = vctx;
+    const fconv_plan *plan = ctx->plan;
+    const fconv_conv2d_desc *d = &plan->conv2d;
+    const int64_t n = (int64_t)i, p0 = (int64_t)j * 4, nrows = plan->out_h - p0 < 4 ? plan->out_h - p0 : 4;
+    float *strip = fconv_thread_scratch(FCONV_SCRATCH_WINO_ROWS, COLS_STRIP_FLOATS);
+    if (!strip) return; /* the execute reports it */
+    const float *rows[6];
+    for (int64_t r = 0; r < 6; r++) {
+        const int64_t ih = p0 + r - d->pad_top;
+        rows[r] = ih >= 0 && ih < d->h ? ctx->x + ((n * d->h + ih) * d->w) * d->c : NULL;
+    }
+    plan->kernels->wino_cols_input(strip, 1, rows, (ptrdiff_t)(-d->pad_left * d->c), (size_t)(d->w * d->c),
+                                   (size_t)((plan->out_w + (d->s - 1) * d->dilation_w) * d->c));
+    plan->kernels->wino_cols_product_nhwc(ctx->y + ((n * plan->out_h + p0) * plan->out_w) * d->k, (size_t)nrows,
+                                          (size_t)plan->out_w, (size_t)d->k, strip, (size_t)d->c, (size_t)d->s,
+                                          (size_t)(d->dilation_w * d->c), ctx->gw, ctx->bias,
+                                          d->activation == FCONV_ACTIVATION_RELU, ctx->stream);
     if (ctx->stream) fconv_stream_fence();
 }
 
@@ -190,8 +245,12 @@ static void cols_execute(const fconv_plan *plan, const float *x, const float *w,
         .plan = plan, .g = geometry(plan), .x = x, .gw = gw, .bias = d->has_bias ? bias : NULL, .y = y,
         /* rows a whole number of lines long (y itself aligned, as fastconv.h asks for speed) */
         .stream = (double)plan->y_elems * sizeof(float) >= FCONV_STREAM_OUTPUT_BYTES &&
-                  plan->out_w % 16 == 0 && (uintptr_t)y % 64 == 0,
+                  (nhwc_native(plan) || plan->out_w % 16 == 0) && (uintptr_t)y % 64 == 0,
     };
+    if (nhwc_native(plan)) {
+        fconv_parallel_2d_steal(plan->threads, (size_t)d->n, (size_t)ctx.g.tiles, cols_task_nhwc, &ctx);
+        return;
+    }
     ctx.k_blocks = (ctx.g.kg + COLS_K_BLOCK - 1) / COLS_K_BLOCK;
     fconv_parallel_2d_steal(plan->threads, (size_t)(d->n * d->groups * ctx.k_blocks), (size_t)ctx.g.tiles,
                             cols_task, &ctx);
@@ -238,4 +297,5 @@ const struct fconv_algorithm fconv_algorithm_winograd_cols = {
     .prepare = cols_prepare,
     .release = cols_release,
     .execute = cols_execute,
+    .runs_nhwc = cols_runs_nhwc,
 };

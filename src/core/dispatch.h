@@ -225,7 +225,9 @@ typedef void (*fconv_wino_rows_product_fn)(float *y, size_t y_kstride, size_t nk
  * multiple of VF_LANES) at v + 6q + j*VF_LANES.
  * Input: for q < ncols rounded up to VF_LANES, component j of column q = (B^T d)[j], where
  * d[i] = rows[i][col0 + q], 0 where col0 + q lies outside [0, in_w) or rows[i] is NULL (a row
- * outside the image). v 64-byte aligned.
+ * outside the image); v 64-byte aligned. In the product's layout above, or with planes in the
+ * NHWC product's: component j of column q at v + j*FCONV_WINO_COLS_PLANE + q (there a "column"
+ * is one of a row's pixels' channels, w*C + c flattened).
  * Product: for output channels k < nk, tile rows i < nrows (1-4) and columns q < out_w,
  * y[k*y_kstride + i*y_rstride + q] = max(floor, (A^T m)[i] + bias[k]), where m[j] = sum over
  * pairs p < npairs of g[(k/2)*g_kpstride + 12p + 6(k%2) + j] * (component j of column q of
@@ -235,12 +237,25 @@ typedef void (*fconv_wino_rows_product_fn)(float *y, size_t y_kstride, size_t nk
  * non-temporal stores (y, y_kstride and y_rstride then whole 64-byte lines; the calling thread
  * fences, fconv_stream_fence, before anyone reads y).
  */
-typedef void (*fconv_wino_cols_input_fn)(float *v, const float *const rows[6], ptrdiff_t col0, size_t in_w,
-                                         size_t ncols);
+typedef void (*fconv_wino_cols_input_fn)(float *v, int planes, const float *const rows[6], ptrdiff_t col0,
+                                         size_t in_w, size_t ncols);
 typedef void (*fconv_wino_cols_product_fn)(float *y, size_t y_kstride, size_t y_rstride, size_t nrows, size_t nk,
                                            size_t out_w, const float *v, size_t v_pstep, size_t npairs,
                                            const float *g, size_t g_kpstride, const float *bias, int relu,
                                            int stream);
+/* NHWC product, the lanes output channels: for tile rows i < nrows (1-4), pixels q < out_w and
+ * channels kk < k (a multiple of VF_LANES), y[(i*out_w + q)*k + kk] = max(floor, (A^T m)[i] +
+ * bias[kk]), where m[j] = sum over kernel columns s' < s and channels cc < c of
+ * v[j*FCONV_WINO_COLS_PLANE + q*c + s'*s_step + cc] * g[(kk/32)*32*s*c*6 + (s'*c + cc)*6*32 +
+ * j*32 + kk%32] (the transformed input rows, component j's plane holding the row's pixels'
+ * channels from the first column the outputs read; the taps in blocks of 32 channels, the last
+ * block's past k unread).
+ * v and g 64-byte aligned; stream: non-temporal stores (y and k*4 bytes whole 64-byte lines;
+ * the calling thread fences). */
+#define FCONV_WINO_COLS_PLANE 4096
+typedef void (*fconv_wino_cols_product_nhwc_fn)(float *y, size_t nrows, size_t out_w, size_t k, const float *v,
+                                                size_t c, size_t s, size_t s_step, const float *g,
+                                                const float *bias, int relu, int stream);
 
 /*
  * The fft-rows transforms (kernels/fft/fft-rows.c), n in {16, 32, 64, 128}, VF_LANES
@@ -386,6 +401,7 @@ struct fconv_kernels {
     fconv_wino_rows_product_fn wino_rows_product, wino_rows_product_shuffled;
     fconv_wino_cols_input_fn wino_cols_input;
     fconv_wino_cols_product_fn wino_cols_product;
+    fconv_wino_cols_product_nhwc_fn wino_cols_product_nhwc;
     fconv_fft_rows_forward_fn fft_rows_forward;
     fconv_fft_rows_inverse_fn fft_rows_inverse;
     fconv_fft_rows_stream_row_fn fft_rows_stream_row;
@@ -494,8 +510,12 @@ void fconv_wino_rows_product_shuffled_kernel__avx512(float *y, size_t y_kstride,
 
 /* The per-ISA winograd-cols kernels (kernels/winograd/winograd-cols.c). */
 #define FCONV_DECLARE_WINO_COLS(isa)                                                                       \
-    void fconv_wino_cols_input_kernel__##isa(float *v, const float *const rows[6], ptrdiff_t col0,         \
-                                             size_t in_w, size_t ncols);                                  \
+    void fconv_wino_cols_input_kernel__##isa(float *v, int planes, const float *const rows[6],            \
+                                             ptrdiff_t col0, size_t in_w, size_t ncols);                  \
+    void fconv_wino_cols_product_nhwc_kernel__##isa(float *y, size_t nrows, size_t out_w, size_t k,       \
+                                                    const float *v, size_t c, size_t s, size_t s_step,    \
+                                                    const float *g, const float *bias, int relu,          \
+                                                    int stream);                                          \
     void fconv_wino_cols_product_kernel__##isa(float *y, size_t y_kstride, size_t y_rstride, size_t nrows, \
                                                size_t nk, size_t out_w, const float *v, size_t v_pstep,    \
                                                size_t npairs, const float *g, size_t g_kpstride,           \

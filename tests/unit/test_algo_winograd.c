@@ -327,6 +327,7 @@ static void test_streamed_output(void) {
     streamed_output(FCONV_ALGO_WINOGRAD_4X4, FCONV_LAYOUT_NCHW, 2, 91, 112, 16, 128, 3, 1);
     streamed_output(FCONV_ALGO_WINOGRAD_ROWS, FCONV_LAYOUT_NCHW, 1, 128, 160, 3, 136, 3, 1); /* blocks of 64, 64, 8 */
     streamed_output(FCONV_ALGO_WINOGRAD_COLS, FCONV_LAYOUT_NCHW, 1, 130, 160, 3, 136, 3, 1); /* a tile of 2 rows */
+    streamed_output(FCONV_ALGO_WINOGRAD_COLS, FCONV_LAYOUT_NHWC, 1, 130, 161, 3, 144, 3, 1); /* NHWC as it lies */
 }
 
 /* Where 512-bit loads are slow (fconv_cpu_info.wide_loads_slow) two AVX-512 kernels take some
@@ -593,7 +594,7 @@ static void test_rows(void) {
  * wide, one wider than the image with column dilation 2, padding wider than the kernel, rows
  * whose input rows all lie in the padding (the bias alone), groups with odd channel counts
  * (the zero-padded last pair of taps), more than 64 output channels (two channel blocks),
- * NHWC through the copies. */
+ * NHWC through the copies and as it lies. */
 static void test_cols(void) {
     static const fconv_conv2d_desc shapes[] = {
         {.n = 2, .c = 3, .h = 1, .w = 9, .k = 5, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
@@ -615,6 +616,16 @@ static void test_cols(void) {
          .pad_right = 1, .groups = 1},
         {.n = 1, .c = 4, .h = 3, .w = 16, .k = 10, .r = 3, .s = 3, .pad_top = 0, .pad_left = 1, .pad_bottom = 0,
          .pad_right = 1, .groups = 2, .activation = FCONV_ACTIVATION_RELU},
+        /* NHWC as it lies (one group, output channels a multiple of 16): blocks of 32 channels
+         * and a last one of 16, odd widths (a one-pixel step), short last tiles */
+        {.n = 2, .c = 3, .h = 10, .w = 13, .k = 48, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .has_bias = 1, .activation = FCONV_ACTIVATION_RELU, .layout = FCONV_LAYOUT_NHWC},
+        {.n = 1, .c = 1, .h = 1, .w = 1, .k = 16, .r = 3, .s = 3, .pad_top = 1, .pad_left = 1, .pad_bottom = 1,
+         .pad_right = 1, .has_bias = 1, .layout = FCONV_LAYOUT_NHWC},
+        {.n = 1, .c = 5, .h = 7, .w = 9, .k = 64, .r = 3, .s = 5, .dilation_w = 2, .pad_top = 3, .pad_left = 6,
+         .pad_bottom = 0, .pad_right = 3, .layout = FCONV_LAYOUT_NHWC},
+        {.n = 1, .c = 2, .h = 6, .w = 20, .k = 32, .r = 3, .s = 1, .pad_top = 0, .pad_left = 0, .pad_bottom = 0,
+         .pad_right = 0, .activation = FCONV_ACTIVATION_RELU, .layout = FCONV_LAYOUT_NHWC},
     };
     one_dimension_shapes(FCONV_ALGO_WINOGRAD_COLS, shapes, sizeof shapes / sizeof shapes[0]);
 }

@@ -35,14 +35,15 @@ static ALWAYS_INLINE vf input_vector(const float *row, ptrdiff_t at, size_t in_w
     return hi > lo ? vf_loadu_lanes(row + at, (size_t)lo, (size_t)hi) : vf_zero();
 }
 
-void FCONV_ISA_SUFFIX(fconv_wino_cols_input_kernel)(float *v, const float *const rows[6], ptrdiff_t col0,
-                                                      size_t in_w, size_t ncols) {
+void FCONV_ISA_SUFFIX(fconv_wino_cols_input_kernel)(float *v, int planes, const float *const rows[6],
+                                                      ptrdiff_t col0, size_t in_w, size_t ncols) {
     assert(v && (uintptr_t)v % (VF_LANES * sizeof(float)) == 0);
-    for (size_t q = 0; q < ncols; q += VF_LANES, v += 6 * VF_LANES) {
+    const size_t v_vstep = planes ? VF_LANES : 6 * VF_LANES, v_jstep = planes ? FCONV_WINO_COLS_PLANE : VF_LANES;
+    for (size_t q = 0; q < ncols; q += VF_LANES, v += v_vstep) {
         vf d[6], o[6];
         for (int i = 0; i < 6; i++) d[i] = input_vector(rows[i], col0 + (ptrdiff_t)q, in_w);
         input_1d_f4(d, o);
-        for (int j = 0; j < 6; j++) vf_store(v + j * VF_LANES, o[j]);
+        for (int j = 0; j < 6; j++) vf_store(v + (size_t)j * v_jstep, o[j]);
     }
 }
 
@@ -134,4 +135,94 @@ void FCONV_ISA_SUFFIX(fconv_wino_cols_product_kernel)(float *y, size_t y_kstride
     else if (relu) product_kernel(&r, nk, 1, 0);
     else if (nrows == 4) product_kernel(&r, nk, 0, 1);
     else product_kernel(&r, nk, 0, 0);
+}
+
+/* ---- NHWC: the lanes are output channels -------------------------------------------------- */
+
+/* Channel vectors per step of the NHWC product: npx (up to NHWC_PX) output pixels x 6
+ * components x NHWC_KV vectors of output channels, beside NHWC_KV vectors of taps and one
+ * broadcast input float. AVX-512's 32 registers hold 24 + 2 + 1; AVX2's 16 (and the scalar
+ * build's) one pixel's 12 + 2 + 1. */
+#define NHWC_KV 2
+#define NHWC_PX (VF_LANES == 16 ? 2 : 1)
+/* Output channels in a block of taps (fconv_wino_cols_product_nhwc_fn): the same on every ISA,
+ * so that the weights' layout does not depend on it. */
+#define NHWC_KB 32
+
+struct nhwc_args {
+    float *y;
+    size_t nrows, out_w, k, c, s, s_step;
+    const float *v, *g, *bias;
+    int stream;
+};
+
+/* npx pixels from w, nkv channel vectors from channel k0 (in block k0 / NHWC_KB): the pairs'
+ * sum in registers, A^T, the epilogue and the stores of the tile's rows (all 4 with full). */
+static ALWAYS_INLINE void nhwc_block(const struct nhwc_args *r, const int npx, const int nkv, const int relu,
+                                     const int full, size_t w, size_t k0) {
+    vf acc[NHWC_PX][6][NHWC_KV];
+    for (int px = 0; px < npx; px++)
+        for (int j = 0; j < 6; j++)
+            for (int kv = 0; kv < nkv; kv++) /* the bias as m[1]'s start: A^T's column 1 is all ones */
+                acc[px][j][kv] = j == 1 && r->bias ? vf_loadu(r->bias + k0 + (size_t)kv * VF_LANES) : vf_zero();
+    const float *gp = r->g + k0 / NHWC_KB * NHWC_KB * r->s * r->c * 6 + k0 % NHWC_KB;
+    for (size_t s = 0; s < r->s; s++) {
+        const float *vp = r->v + w * r->c + s * r->s_step;
+        for (size_t c = 0; c < r->c; c++, vp++, gp += 6 * NHWC_KB)
+            for (int j = 0; j < 6; j++) {
+                vf u[NHWC_KV];
+                for (int kv = 0; kv < nkv; kv++) {
+                    u[kv] = vf_load(gp + j * NHWC_KB + kv * VF_LANES);
+                    if (npx > 1) IN_REGISTER(u[kv]); /* one load for both pixels */
+                }
+                for (int px = 0; px < npx; px++) {
+                    const vf x = vf_set1(vp[(size_t)px * r->c + (size_t)j * FCONV_WINO_COLS_PLANE]);
+                    for (int kv = 0; kv < nkv; kv++) acc[px][j][kv] = vf_fma(x, u[kv], acc[px][j][kv]);
+                }
+            }
+    }
+    const size_t row = r->out_w * r->k;
+    for (int px = 0; px < npx; px++)
+        for (int kv = 0; kv < nkv; kv++) {
+            vf m[6], o[4];
+            for (int j = 0; j < 6; j++) m[j] = acc[px][j][kv];
+            output_1d_f4(m, o);
+            if (relu)
+                for (int i = 0; i < 4; i++) o[i] = vf_max(vf_zero(), o[i]); /* NaN stays NaN: maxps gives its second operand */
+            float *yp = r->y + (w + (size_t)px) * r->k + k0 + (size_t)kv * VF_LANES;
+            const size_t rows = full ? 4 : r->nrows;
+            if (r->stream)
+                for (size_t i = 0; i < rows; i++) vf_stream(yp + i * row, o[i]);
+            else
+                for (size_t i = 0; i < rows; i++) vf_storeu(yp + i * row, o[i]);
+        }
+}
+
+/* Pixel blocks outer, channels inner: the taps (a first layer's 64 channels x 9 pairs x 6: 14
+ * KiB) stay in L1 across the pixels. */
+static ALWAYS_INLINE void nhwc_kernel(const struct nhwc_args *r, const int relu, const int full) {
+    const size_t pairs_end = r->k / (NHWC_KV * VF_LANES) * (NHWC_KV * VF_LANES);
+    size_t w = 0;
+#define NHWC_PIXELS(npx)                                                                          \
+    do {                                                                                          \
+        size_t k0 = 0;                                                                            \
+        for (; k0 < pairs_end; k0 += NHWC_KV * VF_LANES) nhwc_block(r, npx, NHWC_KV, relu, full, w, k0); \
+        for (; k0 < r->k; k0 += VF_LANES) nhwc_block(r, npx, 1, relu, full, w, k0);               \
+    } while (0)
+    for (; w + NHWC_PX <= r->out_w; w += NHWC_PX) NHWC_PIXELS(NHWC_PX);
+    for (; w < r->out_w; w++) NHWC_PIXELS(1);
+#undef NHWC_PIXELS
+}
+
+void FCONV_ISA_SUFFIX(fconv_wino_cols_product_nhwc_kernel)(float *y, size_t nrows, size_t out_w, size_t k,
+                                                             const float *v, size_t c, size_t s, size_t s_step,
+                                                             const float *g, const float *bias, int relu,
+                                                             int stream) {
+    assert(y && v && g && nrows >= 1 && nrows <= 4 && k % VF_LANES == 0 && k > 0);
+    assert((uintptr_t)v % (VF_LANES * sizeof(float)) == 0 && (uintptr_t)g % (VF_LANES * sizeof(float)) == 0);
+    const struct nhwc_args r = {y, nrows, out_w, k, c, s, s_step, v, g, bias, stream};
+    if (relu && nrows == 4) nhwc_kernel(&r, 1, 1);
+    else if (relu) nhwc_kernel(&r, 1, 0);
+    else if (nrows == 4) nhwc_kernel(&r, 0, 1);
+    else nhwc_kernel(&r, 0, 0);
 }
