@@ -29,6 +29,19 @@ def test_interleaved_rows_in_list_order_json():
     assert len({row["peak_rss_bytes"] for row in rows}) == 1
 
 
+
+def test_interleaved_errors_are_each_plans_own():
+    """Each row's error is its own plan's output: the last round leaves y holding one plan's
+    output, and the others run again before theirs is measured (a second direct after
+    winograd-4x4 had reported winograd-4x4's error), whichever way the last round ran."""
+    for reps in ("4", "5"):
+        r = run(PROBLEM + ["--algo", "direct,winograd-4x4,direct,winograd-4x4", "--reps", reps, "--json"])
+        assert r.returncode == 0, r.stderr
+        rows = json.loads(r.stdout)
+        assert rows[0]["error"] != rows[1]["error"]  # the two algorithms round differently here
+        assert rows[2]["error"] == rows[0]["error"] and rows[3]["error"] == rows[1]["error"], (reps, rows)
+
+
 def test_interleaved_table_names_the_ratios():
     r = run(PROBLEM + ["--algo", "im2col,winograd-4x4", "--reps", "3"])
     assert r.returncode == 0, r.stderr
