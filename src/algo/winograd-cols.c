@@ -260,23 +260,36 @@ static void cols_execute(const fconv_plan *plan, const float *x, const float *w,
  * Seconds, over the plan's threads: the products' multiply-adds (6 per 4 output rows per
  * pair, padded columns and rows included) at the kernel's rate, the input transform per
  * transformed float, the inverse transform and store per output; an output that outgrows the
- * caches is streamed, bounded by the store bandwidth of both cores.
+ * caches is streamed, bounded by the store bandwidth of both cores. The same for NHWC as it
+ * lies (there the lanes are output channels: 3 -> 64 on 224^2 ran 0.38-0.48 ms against NCHW's
+ * 0.41-0.53).
  */
 static double cols_cost(const fconv_plan *plan) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     const struct cols_geometry g = geometry(plan);
-    const double tile_rows = (double)d->n * (double)d->k * (double)g.tiles;
+    /* output channels in pairs: a group's odd last one takes a pair's time alone (its block
+     * loads as much for half the multiply-adds), so 3 -> 1 runs at half the rate */
+    const double tile_rows = (double)d->n * (double)d->groups * (double)((g.kg + 1) / 2 * 2) * (double)g.tiles;
     const double macs = tile_rows * (double)g.pairs * 6.0 * (double)g.padded;
-    /* every pair's transformed rows of a column block are read once per two output channels:
-     * from L1 where a block's pairs fit it, from L2 past it */
-    const int in_l1 = (double)g.pairs * 6.0 * 32.0 * sizeof(float) <= 16.0 * 1024;
-    const double rate = fconv_plan_isa(plan) >= FCONV_ISA_AVX512 ? (in_l1 ? 80e9 : 35e9)
-                        : fconv_plan_isa(plan) >= FCONV_ISA_AVX2 ? (in_l1 ? 36e9 : 16e9)
-                                                                 : 3e9;
+    /* Every pair's transformed rows of a column block (pairs x 6 x 2 vectors) are read once
+     * per two output channels, beside all the taps: where the block takes at most 16 KiB the
+     * pair loop runs at the FMA ports' pace, up to L1's 48 KiB a third slower, past it from
+     * L2. Fitted on the Emerald Rapids VM, 2 threads (measured / estimated on the scale the
+     * other algorithms' estimates read there, ~0.7): 3 -> 64 on 224^2 (9 pairs) 80 G/s per
+     * thread; 8 -> 16 on 224^2, 8 and 16 -> 32 on 112^2 (24-48 pairs) 54-58; 32 -> 32 on 112^2,
+     * 32 -> 64 on 56^2 (96 pairs) 45-53. */
+    const double block_bytes = (double)g.pairs * 6.0 * 32.0 * sizeof(float);
+    const double rate = fconv_plan_isa(plan) >= FCONV_ISA_AVX512
+                            ? (block_bytes <= 16.0 * 1024 ? 80e9 : block_bytes <= 48.0 * 1024 ? 55e9 : 45e9)
+                        : fconv_plan_isa(plan) >= FCONV_ISA_AVX2
+                            ? (block_bytes <= 16.0 * 1024 ? 36e9 : block_bytes <= 48.0 * 1024 ? 25e9 : 20e9)
+                            : 3e9;
     const double tasks = (double)d->n * (double)d->groups * (double)((g.kg + COLS_K_BLOCK - 1) / COLS_K_BLOCK) *
                          (double)g.tiles;
     const double transformed = tasks * (double)g.strip_floats, stored = tile_rows * 4.0 * (double)g.padded;
-    double t = macs / rate + transformed * 0.3e-9 + stored * 0.05e-9;
+    /* the input transform: 6 loads, ~12 operations and 6 stores per 6 vectors of transformed
+     * floats (perf: 4% of 3 -> 64 on 224^2) */
+    double t = macs / rate + transformed * 0.05e-9 + stored * 0.05e-9;
     if (!plan->weights) t += 3e-9 * (double)weights_floats(plan);
     const double threads = (double)plan->threads < tasks ? (double)plan->threads : tasks;
     double work = t / (threads < 1.0 ? 1.0 : threads);
