@@ -17,7 +17,6 @@
  * the row.
  * NCHW only: NHWC plans run on counted NCHW copies (core/layout.c).
  */
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -104,19 +103,7 @@ static void transform_weights(const fconv_plan *plan, const float *w, float *gw)
 
 /* Plan-time weights: transformed once into plan->algo_state. */
 static fconv_status rows_prepare(fconv_plan *plan) {
-    if (!plan->weights) return FCONV_OK;
-    float *gw = fconv_alloc_aligned(weights_floats(plan) * sizeof(float));
-    if (!gw)
-        return fconv_fail(FCONV_ENOMEM, "winograd-rows: cannot allocate %zu bytes for the transformed weights",
-                          weights_floats(plan) * sizeof(float));
-    transform_weights(plan, plan->weights, gw);
-    plan->algo_state = gw;
-    return FCONV_OK;
-}
-
-static void rows_release(fconv_plan *plan) {
-    fconv_free_aligned(plan->algo_state);
-    plan->algo_state = NULL;
+    return fconv_wino_1d_prepare(plan, weights_floats(plan), transform_weights, "winograd-rows");
 }
 
 /* Execute-time weights are transformed into the workspace. */
@@ -236,11 +223,7 @@ static double rows_cost(const fconv_plan *plan) {
     const double transformed = tasks * (double)g.strip_floats, stored = outputs * (double)plan->out_w;
     double t = macs / rate + transformed * 0.3e-9 + stored * 0.1e-9;
     if (!plan->weights) t += 3e-9 * (double)weights_floats(plan);
-    const double threads = (double)plan->threads < tasks ? (double)plan->threads : tasks;
-    double work = t / (threads < 1.0 ? 1.0 : threads);
-    const double y_bytes = (double)plan->y_elems * sizeof(float);
-    if (y_bytes > FCONV_LLC_BYTES) work = fmax(work, y_bytes / 50e9);
-    return work + (threads > 1.0 ? FCONV_PARALLEL_REGION_SECONDS : 0.0);
+    return fconv_wino_1d_seconds(plan, t, tasks);
 }
 
 const struct fconv_algorithm fconv_algorithm_winograd_rows = {
@@ -253,6 +236,6 @@ const struct fconv_algorithm fconv_algorithm_winograd_rows = {
     .workspace = rows_workspace,
     .cost = rows_cost,
     .prepare = rows_prepare,
-    .release = rows_release,
+    .release = fconv_wino_1d_release,
     .execute = rows_execute,
 };

@@ -5,7 +5,12 @@
  * hand into float32 straight-line code, are per-ISA kernels (kernels/winograd/winograd-tiles.c),
  * checked against them by test_algo_winograd.c.
  */
+#include <math.h>
+
 #include "algo/winograd.h"
+
+#include "core/cost-model.h"
+#include "core/internal.h"
 
 /* ---- the matrices --------------------------------------------------------------------
  * Interpolation points: F(2,3) 0, ±1, ∞; F(4,3) 0, ±1, ±2, ∞ (Lavin & Gray 2016);
@@ -96,6 +101,31 @@ const struct fconv_wino_matrices *fconv_wino_matrices_for(int m) {
     case 3: return &matrices[3];
     default: return NULL;
     }
+}
+
+fconv_status fconv_wino_1d_prepare(fconv_plan *plan, size_t floats, fconv_wino_1d_transform_fn transform,
+                                   const char *name) {
+    if (!plan->weights) return FCONV_OK;
+    float *gw = fconv_alloc_aligned(floats * sizeof(float));
+    if (!gw)
+        return fconv_fail(FCONV_ENOMEM, "%s: cannot allocate %zu bytes for the transformed weights", name,
+                          floats * sizeof(float));
+    transform(plan, plan->weights, gw);
+    plan->algo_state = gw;
+    return FCONV_OK;
+}
+
+void fconv_wino_1d_release(fconv_plan *plan) {
+    fconv_free_aligned(plan->algo_state);
+    plan->algo_state = NULL;
+}
+
+double fconv_wino_1d_seconds(const fconv_plan *plan, double t, double tasks) {
+    const double threads = (double)plan->threads < tasks ? (double)plan->threads : tasks;
+    double work = t / (threads < 1.0 ? 1.0 : threads);
+    const double y_bytes = (double)plan->y_elems * sizeof(float);
+    if (y_bytes > FCONV_LLC_BYTES) work = fmax(work, y_bytes / 50e9);
+    return work + (threads > 1.0 ? FCONV_PARALLEL_REGION_SECONDS : 0.0);
 }
 
 void fconv_wino_transform_filter(const struct fconv_wino_matrices *mat, const float *g,

@@ -42,6 +42,21 @@ void fconv_wino_transform_filter(const struct fconv_wino_matrices *mat, const fl
                                  float *u, size_t u_step);
 
 /*
+ * The 1D algorithms' (winograd-rows, winograd-cols) plan-time weights: with plan->weights set,
+ * `floats` of transformed weights made once by transform into plan->algo_state
+ * (FCONV_ENOMEM, naming `name`, where they cannot be allocated); without, nothing (their
+ * execute transforms into the workspace). fconv_wino_1d_release frees them.
+ */
+typedef void (*fconv_wino_1d_transform_fn)(const fconv_plan *plan, const float *w, float *gw);
+fconv_status fconv_wino_1d_prepare(fconv_plan *plan, size_t floats, fconv_wino_1d_transform_fn transform,
+                                   const char *name);
+void fconv_wino_1d_release(fconv_plan *plan);
+/* Their estimate from t, one thread's seconds for all `tasks`: shared among the plan's threads
+ * (no more than there are tasks), bounded below by the store bandwidth of both cores where y
+ * outgrows the last-level cache. */
+double fconv_wino_1d_seconds(const fconv_plan *plan, double t, double tasks);
+
+/*
  * The channels-last driver (winograd-channels-last.c) for F(m x m, 3 x 3), m = 2, 4, 6: whether
  * it can run the plan (conv2d, one group, C and K multiples of 16; winograd.c decides whether it
  * does: NHWC plans but those of one NCHW strip with U past the last-level cache, NCHW ones by
