@@ -265,12 +265,15 @@ static double cols_cost(const fconv_plan *plan) {
      * L2. Fitted on the Emerald Rapids VM, 2 threads (measured / estimated on the scale the
      * other algorithms' estimates read there, ~0.7): 3 -> 64 on 224^2 (9 pairs) 80 G/s per
      * thread; 8 -> 16 on 224^2, 8 and 16 -> 32 on 112^2 (24-48 pairs) 54-58; 32 -> 32 on 112^2,
-     * 32 -> 64 on 56^2 (96 pairs) 45-53. */
+     * 32 -> 64 on 56^2 (96 pairs) 45-53. AVX2 (FCONV_ISA=avx2 there), whose one-channel-vector
+     * step loads 6 inputs and broadcasts 12 taps for 12 multiply-adds: 3 -> 64 on 224^2 level
+     * with direct and winograd-rows at batch 1 (1.19 ms against 1.15 and 1.17), 0.82-0.87x at
+     * batch 8, so its rates sit below direct's. */
     const double block_bytes = (double)g.pairs * 6.0 * 32.0 * sizeof(float);
     const double rate = fconv_plan_isa(plan) >= FCONV_ISA_AVX512
                             ? (block_bytes <= 16.0 * 1024 ? 80e9 : block_bytes <= 48.0 * 1024 ? 55e9 : 45e9)
                         : fconv_plan_isa(plan) >= FCONV_ISA_AVX2
-                            ? (block_bytes <= 16.0 * 1024 ? 36e9 : block_bytes <= 48.0 * 1024 ? 25e9 : 20e9)
+                            ? (block_bytes <= 16.0 * 1024 ? 20e9 : block_bytes <= 48.0 * 1024 ? 14e9 : 11e9)
                             : 3e9;
     const double tasks = (double)d->n * (double)d->groups * (double)((g.kg + COLS_K_BLOCK - 1) / COLS_K_BLOCK) *
                          (double)g.tiles;

@@ -234,8 +234,9 @@ typedef void (*fconv_wino_rows_product_fn)(float *y, size_t y_kstride, size_t nk
  * pair p's transformed rows, at v + p*v_pstep; every pair holds out_w rounded up to VF_LANES
  * columns): the taps of channels k and k+1 (k even) side by side per pair. bias NULL for
  * none, floor 0 with relu and none without. With stream the whole vectors go out through
- * non-temporal stores (y, y_kstride and y_rstride then whole 64-byte lines; the calling thread
- * fences, fconv_stream_fence, before anyone reads y).
+ * non-temporal stores where a vector is a whole 64-byte line (AVX-512; elsewhere stream is
+ * ignored), y, y_kstride and y_rstride then whole lines; the calling thread fences,
+ * fconv_stream_fence, before anyone reads y.
  */
 typedef void (*fconv_wino_cols_input_fn)(float *v, int planes, const float *const rows[6], ptrdiff_t col0,
                                          size_t in_w, size_t ncols);

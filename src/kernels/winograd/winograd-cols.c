@@ -103,24 +103,36 @@ static ALWAYS_INLINE void product_block(const struct cols_args *r, const int nk,
         }
 }
 
-/* The channels' blocks for one column step: nk, nv, relu, full and whole constants in each
- * instance (run-time tests in the block had GCC keep accumulators on the stack: direct-rows.c
- * measured the same). */
-static ALWAYS_INLINE void channel_blocks(const struct cols_args *r, size_t nk, const int nv, const int relu,
-                                        const int full, const int whole, size_t q) {
+/* Vectors of columns per step of the channel loop: at least a 64-byte line, so that a row's
+ * stores of a step fill whole lines together. */
+#define COLS_STEP_NV (VF_LANES == 8 ? 2 : COLS_NV)
+/* Streamed stores only where a vector is a whole line (AVX-512). AVX2's 32-byte halves of a
+ * line, even written a block apart, ran the first layer 4.5x slower streamed than plain (one
+ * thread, 1 x 3 x 224^2 -> 64: 7.1 against 1.6 ms; a step of one vector, the halves 256 lines
+ * apart, 10x). */
+#define COLS_STREAM (VF_LANES * 4 >= 64)
+
+/* The channels' blocks for one column step of sv vectors (nv at a time): nk, nv, relu, full
+ * and whole constants in each instance (run-time tests in the block had GCC keep accumulators
+ * on the stack: direct-rows.c measured the same). */
+static ALWAYS_INLINE void channel_blocks(const struct cols_args *r, size_t nk, const int sv, const int nv,
+                                        const int relu, const int full, const int whole, size_t q) {
     size_t k = 0;
-    for (; k + 2 <= nk; k += 2) product_block(r, 2, nv, relu, full, whole, k, q);
-    if (k < nk) product_block(r, 1, nv, relu, full, whole, k, q);
+    for (; k + 2 <= nk; k += 2)
+        for (int v = 0; v < sv; v += nv) product_block(r, 2, nv, relu, full, whole, k, q + (size_t)v * VF_LANES);
+    if (k < nk)
+        for (int v = 0; v < sv; v += nv) product_block(r, 1, nv, relu, full, whole, k, q + (size_t)v * VF_LANES);
 }
 
-/* Column blocks outer, output channels inner: a block's transformed rows (every pair's 6 x
- * COLS_NV vectors: 6.9 KiB for a first layer's 9 pairs) stay in L1 across the channels, whose
- * transformed taps (a first layer's 64 channels: 14 KiB) stay there across the blocks. */
+/* Column steps outer, output channels inner: a step's transformed rows (every pair's 6 x
+ * COLS_NV vectors: 6.9 KiB for a first layer's 9 pairs on AVX-512) stay in L1 across the
+ * channels, whose transformed taps (a first layer's 64 channels: 14 KiB) stay there across
+ * the steps. */
 static ALWAYS_INLINE void product_kernel(const struct cols_args *r, size_t nk, const int relu, const int full) {
-    const size_t whole_end = r->out_w / (COLS_NV * VF_LANES) * (COLS_NV * VF_LANES);
+    const size_t step = COLS_STEP_NV * VF_LANES, whole_end = r->out_w / step * step;
     size_t q = 0;
-    for (; q < whole_end; q += COLS_NV * VF_LANES) channel_blocks(r, nk, COLS_NV, relu, full, 1, q);
-    for (; q < r->out_w; q += VF_LANES) channel_blocks(r, nk, 1, relu, full, 0, q);
+    for (; q < whole_end; q += step) channel_blocks(r, nk, COLS_STEP_NV, COLS_NV, relu, full, 1, q);
+    for (; q < r->out_w; q += VF_LANES) channel_blocks(r, nk, 1, 1, relu, full, 0, q);
 }
 
 void FCONV_ISA_SUFFIX(fconv_wino_cols_product_kernel)(float *y, size_t y_kstride, size_t y_rstride, size_t nrows,
@@ -130,7 +142,7 @@ void FCONV_ISA_SUFFIX(fconv_wino_cols_product_kernel)(float *y, size_t y_kstride
     assert(y && v && g && nrows >= 1 && nrows <= 4 && (uintptr_t)v % (VF_LANES * sizeof(float)) == 0);
     assert(v_pstep % VF_LANES == 0);
     const struct cols_args r = {y, y_kstride, y_rstride, nrows, out_w, v_pstep, npairs, g_kpstride,
-                                v, g, bias, stream};
+                                v, g, bias, COLS_STREAM && stream};
     if (relu && nrows == 4) product_kernel(&r, nk, 1, 1);
     else if (relu) product_kernel(&r, nk, 1, 0);
     else if (nrows == 4) product_kernel(&r, nk, 0, 1);
