@@ -9,8 +9,11 @@
  * products). The input transform reads six input rows and writes one (channel, kernel column)
  * pair's six transformed rows, the pair's column shift applied as it reads; the product sums,
  * for a few output channels, every pair's transformed rows times its transformed taps in
- * registers and ends with the inverse transform and the stores. Compiled once per ISA;
- * contracts: fconv_wino_cols_input_fn, fconv_wino_cols_product_fn (core/dispatch.h).
+ * registers and ends with the inverse transform and the stores. For NHWC the lanes are output
+ * channels instead: the input transform writes planes of a row's pixels' channels and the
+ * NHWC product leaves each pixel's channels in order. Compiled once per ISA; contracts:
+ * fconv_wino_cols_input_fn, fconv_wino_cols_product_fn, fconv_wino_cols_product_nhwc_fn
+ * (core/dispatch.h).
  */
 #include <assert.h>
 #include <stddef.h>
