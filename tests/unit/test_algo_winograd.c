@@ -421,8 +421,11 @@ static void test_shared_read_both_ways(void) {
             free(w);
             fconv_plan_destroy(plan);
         }
-        CHECKF(workspace[0] != workspace[1], "case %zu: the shared read rate left the blocks as they were (%zu bytes)", i,
-               workspace[0]);
+        /* the channels-last driver's blocks are sized for AVX-512's tiles: under FCONV_ISA=avx2
+         * or scalar both rates can give the same blocks (the bits are checked either way) */
+        if (i == 0 || fconv_kernels_for(FCONV_ISA_AUTO)->isa >= FCONV_ISA_AVX512)
+            CHECKF(workspace[0] != workspace[1], "case %zu: the shared read rate left the blocks as they were (%zu bytes)",
+                   i, workspace[0]);
         if (y[0] && y[1])
             CHECKF(memcmp(y[0], y[1], (size_t)ny * sizeof(float)) == 0, "case %zu: the shared read rate changed the bits",
                    i);
