@@ -70,8 +70,6 @@ static int nhwc_native(const fconv_plan *plan) {
            ceil(row / 16.0) * 16.0 <= FCONV_WINO_COLS_PLANE;
 }
 
-static int cols_runs_nhwc(const fconv_plan *plan) { return nhwc_native(plan); }
-
 static fconv_status cols_supports(const fconv_plan *plan, char *why, size_t why_len) {
     const fconv_conv2d_desc *d = &plan->conv2d;
     if (d->r != 3) {
@@ -163,6 +161,16 @@ struct cols_ctx {
     int stream;
 };
 
+/* The 6 input rows the tile of output rows from p0 reads, row_floats apart from image (a
+ * channel's plane, or an NHWC image), NULL for those outside it. */
+static void tile_input_rows(const fconv_conv2d_desc *d, const float *image, int64_t row_floats, int64_t p0,
+                            const float *rows[6]) {
+    for (int64_t r = 0; r < 6; r++) {
+        const int64_t ih = p0 + r - d->pad_top;
+        rows[r] = ih >= 0 && ih < d->h ? image + ih * row_floats : NULL;
+    }
+}
+
 /* i = (n * groups + g) * k_blocks + kb; j = the tile of output rows. */
 static void cols_task(const void *vctx, size_t i, size_t j) {
     const struct cols_ctx *ctx = vctx;
@@ -178,12 +186,8 @@ static void cols_task(const void *vctx, size_t i, size_t j) {
     float *strip = fconv_thread_scratch(FCONV_SCRATCH_WINO_ROWS, COLS_STRIP_FLOATS);
     if (!strip) return; /* the execute reports it */
     for (int64_t c = 0; c < g->cg; c++) {
-        const float *xc = ctx->x + ((n * d->c + grp * g->cg + c) * d->h) * d->w;
         const float *rows[6];
-        for (int64_t r = 0; r < 6; r++) {
-            const int64_t ih = p0 + r - d->pad_top;
-            rows[r] = ih >= 0 && ih < d->h ? xc + ih * d->w : NULL;
-        }
+        tile_input_rows(d, ctx->x + ((n * d->c + grp * g->cg + c) * d->h) * d->w, d->w, p0, rows);
         for (int64_t s = 0; s < d->s; s++)
             plan->kernels->wino_cols_input(strip + (size_t)(c * d->s + s) * pair_floats, 0, rows,
                                            (ptrdiff_t)(s * d->dilation_w - d->pad_left), (size_t)d->w,
@@ -208,10 +212,7 @@ static void cols_task_nhwc(const void *vctx, size_t i, size_t j) {
     float *strip = fconv_thread_scratch(FCONV_SCRATCH_WINO_ROWS, COLS_STRIP_FLOATS);
     if (!strip) return; /* the execute reports it */
     const float *rows[6];
-    for (int64_t r = 0; r < 6; r++) {
-        const int64_t ih = p0 + r - d->pad_top;
-        rows[r] = ih >= 0 && ih < d->h ? ctx->x + ((n * d->h + ih) * d->w) * d->c : NULL;
-    }
+    tile_input_rows(d, ctx->x + n * d->h * d->w * d->c, d->w * d->c, p0, rows);
     plan->kernels->wino_cols_input(strip, 1, rows, (ptrdiff_t)(-d->pad_left * d->c), (size_t)(d->w * d->c),
                                    (size_t)((plan->out_w + (d->s - 1) * d->dilation_w) * d->c));
     plan->kernels->wino_cols_product_nhwc(ctx->y + ((n * plan->out_h + p0) * plan->out_w) * d->k, (size_t)nrows,
@@ -297,5 +298,5 @@ const struct fconv_algorithm fconv_algorithm_winograd_cols = {
     .prepare = cols_prepare,
     .release = fconv_wino_1d_release,
     .execute = cols_execute,
-    .runs_nhwc = cols_runs_nhwc,
+    .runs_nhwc = nhwc_native,
 };

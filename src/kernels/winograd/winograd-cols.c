@@ -50,6 +50,23 @@ void FCONV_ISA_SUFFIX(fconv_wino_cols_input_kernel)(float *v, int planes, const 
     }
 }
 
+/* A tile's sums out, for both products: A^T of m (one vector of each of the 6 components), ReLU
+ * with relu, and the tile's rows [0, rows) stored rstride apart from y, each `lanes` floats
+ * (VF_LANES: whole vectors, streamed with stream; fewer: cut; 0: none). */
+static ALWAYS_INLINE void tile_out(const vf m[6], const int relu, float *y, size_t rstride, size_t rows, int stream,
+                                   size_t lanes) {
+    vf o[4];
+    output_1d_f4(m, o);
+    if (relu)
+        for (int i = 0; i < 4; i++) o[i] = vf_max(vf_zero(), o[i]); /* NaN stays NaN: maxps gives its second operand */
+    for (size_t i = 0; i < rows; i++) {
+        float *p = y + i * rstride;
+        if (lanes == VF_LANES && stream) vf_stream(p, o[i]);
+        else if (lanes == VF_LANES) vf_storeu(p, o[i]);
+        else if (lanes) vf_storeu_partial(p, o[i], lanes);
+    }
+}
+
 /* One call's operands (fconv_wino_cols_product_fn). */
 struct cols_args {
     float *y;
@@ -86,23 +103,11 @@ static ALWAYS_INLINE void product_block(const struct cols_args *r, const int nk,
         }
     for (int a = 0; a < nk; a++)
         for (int w = 0; w < nv; w++) {
-            vf m[6], o[4];
+            vf m[6];
             for (int j = 0; j < 6; j++) m[j] = acc[a][j][w];
-            output_1d_f4(m, o);
-            if (relu)
-                for (int i = 0; i < 4; i++) o[i] = vf_max(vf_zero(), o[i]); /* NaN stays NaN: maxps gives its second operand */
-            float *yw = r->y + (k + (size_t)a) * r->y_kstride + q + (size_t)w * VF_LANES;
-            const size_t rows = full ? 4 : r->nrows;
-            if (whole && r->stream)
-                for (size_t i = 0; i < rows; i++) vf_stream(yw + i * r->y_rstride, o[i]);
-            else if (whole)
-                for (size_t i = 0; i < rows; i++) vf_storeu(yw + i * r->y_rstride, o[i]);
-            else
-                for (size_t i = 0; i < rows; i++) {
-                    const size_t at = q + (size_t)w * VF_LANES;
-                    if (at + VF_LANES <= r->out_w) vf_storeu(yw + i * r->y_rstride, o[i]);
-                    else if (at < r->out_w) vf_storeu_partial(yw + i * r->y_rstride, o[i], r->out_w - at);
-                }
+            const size_t at = q + (size_t)w * VF_LANES, left = at < r->out_w ? r->out_w - at : 0;
+            tile_out(m, relu, r->y + (k + (size_t)a) * r->y_kstride + at, r->y_rstride, full ? 4 : r->nrows,
+                     whole && r->stream, whole || left > VF_LANES ? VF_LANES : left);
         }
 }
 
@@ -196,20 +201,12 @@ static ALWAYS_INLINE void nhwc_block(const struct nhwc_args *r, const int npx, c
                 }
             }
     }
-    const size_t row = r->out_w * r->k;
     for (int px = 0; px < npx; px++)
         for (int kv = 0; kv < nkv; kv++) {
-            vf m[6], o[4];
+            vf m[6];
             for (int j = 0; j < 6; j++) m[j] = acc[px][j][kv];
-            output_1d_f4(m, o);
-            if (relu)
-                for (int i = 0; i < 4; i++) o[i] = vf_max(vf_zero(), o[i]); /* NaN stays NaN: maxps gives its second operand */
-            float *yp = r->y + (w + (size_t)px) * r->k + k0 + (size_t)kv * VF_LANES;
-            const size_t rows = full ? 4 : r->nrows;
-            if (r->stream)
-                for (size_t i = 0; i < rows; i++) vf_stream(yp + i * row, o[i]);
-            else
-                for (size_t i = 0; i < rows; i++) vf_storeu(yp + i * row, o[i]);
+            tile_out(m, relu, r->y + (w + (size_t)px) * r->k + k0 + (size_t)kv * VF_LANES, r->out_w * r->k,
+                     full ? 4 : r->nrows, r->stream, VF_LANES);
         }
 }
 
